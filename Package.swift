@@ -1,0 +1,50 @@
+// swift-tools-version: 6.1
+// Strata: an embedded object store for Swift on LMDB, whose stores know the model that wrote them
+// and migrate themselves in place.
+import PackageDescription
+
+let package = Package(
+    name: "Strata",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Strata", targets: ["Strata"]),
+        .executable(name: "strata", targets: ["StrataCLI"]),
+        .executable(name: "strata-example", targets: ["StrataExample"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        // LMDB from the system (Debian: liblmdb-dev). The module name carries our prefix because
+        // `CLMDB` and `LMDB` are taken by other packages and SwiftPM cannot alias C modules.
+        .systemLibrary(
+            name: "CStrataLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
+        ),
+        // Small C helpers: hardware CRC-32C and the fork() detector.
+        .target(name: "CStrataSupport"),
+        .target(
+            name: "Strata",
+            dependencies: [
+                "CStrataLMDB",
+                "CStrataSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [
+                .define("STRATA_FAULT_INJECTION", .when(configuration: .debug)),
+            ]
+        ),
+        .executableTarget(
+            name: "StrataCLI",
+            dependencies: ["Strata", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .executableTarget(name: "StrataExample", dependencies: ["Strata"]),
+        .target(name: "StrataTestSupport", dependencies: ["Strata"], path: "Tests/StrataTestSupport"),
+        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataTestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,27 @@
+#ifndef CSTRATA_SUPPORT_H
+#define CSTRATA_SUPPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// CRC-32C (Castagnoli), the checksum every Strata record carries.
+/// `crc` is the running value (start with 0); the function applies the standard pre- and post-inversion,
+/// so `strata_crc32c(strata_crc32c(0, a, n), b, m)` equals the CRC of the concatenation.
+/// Uses the SSE4.2 or ARMv8 CRC instructions when the CPU has them, a table otherwise.
+uint32_t strata_crc32c(uint32_t crc, const void *data, size_t length);
+
+/// Installs (once per process) a `pthread_atfork` child handler that marks the process as forked.
+void strata_install_fork_detector(void);
+
+/// Non-zero in a child created by `fork()` after `strata_install_fork_detector` ran in its parent.
+int strata_process_forked(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,214 @@
+import CStrataLMDB
+import Foundation
+
+/// A schema bound to a store: each entity with its catalog entry, layouts and LMDB database handles.
+/// Immutable; one per `Store` handle (a migration makes a new one).
+final class BoundModel: Sendable {
+    let schema: Schema
+    let catalog: Catalog
+    /// The store's generation when this binding was made; transactions compare it with the store's.
+    let generation: UInt64
+    let meta: MetaTable
+    let entities: [EntityBinding]
+    private let entityIndex: [String: Int]
+
+    init(schema: Schema, catalog: Catalog, generation: UInt64, meta: MetaTable, handles: [String: MDB_dbi],
+         withoutIndexesFor unindexed: Set<String> = []) throws(DecodeFailure) {
+        self.schema = schema
+        self.catalog = catalog
+        self.generation = generation
+        self.meta = meta
+        var entityIndex: [String: Int] = [:]
+        for (i, e) in schema.entities.enumerated() { entityIndex[e.name] = i }
+        self.entityIndex = entityIndex
+        var bindings: [EntityBinding] = []
+        for (position, entity) in schema.entities.enumerated() {
+            bindings.append(try EntityBinding(position: position, entity: entity, schema: schema,
+                                              catalog: catalog, entityIndex: entityIndex, handles: handles,
+                                              indexed: !unindexed.contains(entity.name)))
+        }
+        entities = bindings
+    }
+
+    func entity(_ name: String) throws -> EntityBinding {
+        guard let i = entityIndex[name] else { throw StoreError.unknownEntity(name) }
+        return entities[i]
+    }
+
+    func entityIfPresent(_ name: String) -> EntityBinding? {
+        entityIndex[name].map { entities[$0] }
+    }
+
+    /// LMDB flags of a database, from its name's kind letter.
+    static func databaseFlags(_ name: String) -> UInt32 {
+        switch name.first {
+        case "l", "i": LMDBFlags.dupSort | LMDBFlags.dupFixed
+        default: 0
+        }
+    }
+}
+
+/// Where one layout's attribute values come from, in the order of the model's attributes.
+struct LayoutBinding: Sendable {
+    let layout: RecordLayout
+    /// One per attribute of the entity (transient attributes read their default).
+    let sources: [Catalog.FieldSource]
+    /// Field i holds attribute `fieldAttributes[i]` directly (nil when the field is not read).
+    let fieldAttributes: [Int?]
+    /// Every attribute is read straight from a field or is transient: no projection needed.
+    let isDirect: Bool
+}
+
+struct RelationshipBinding: Sendable {
+    let name: String
+    let position: Int
+    let entityPosition: Int
+    let dbi: MDB_dbi
+    let destination: Int
+    let inversePosition: Int
+    let isToMany: Bool
+    let deleteRule: DeleteRule
+    let minCount: Int?
+    let maxCount: Int?
+}
+
+struct IndexBinding: Sendable {
+    let dbi: MDB_dbi
+    let isUnique: Bool
+    let attribute: Int
+}
+
+final class EntityBinding: Sendable {
+    let position: Int
+    let entity: Entity
+    let name: String
+    let tag: UInt32
+    let dbi: MDB_dbi
+    let attributeNames: [String]
+    let attributeTypes: [AttributeType]
+    let attributeIndex: [String: Int]
+    /// A new object's values: defaults, or null.
+    let initialValues: [Value]
+    /// Attributes that must not be null when stored.
+    let requiredAttributes: [Int]
+    let layouts: [LayoutBinding]
+    let current: LayoutBinding
+    /// The attribute of each field of the current layout.
+    let currentFieldAttributes: [Int]
+    let relationships: [RelationshipBinding]
+    let relationshipIndex: [String: Int]
+    /// Indexes by attribute position.
+    let indexes: [IndexBinding]
+
+    init(position: Int, entity: Entity, schema: Schema, catalog: Catalog, entityIndex: [String: Int],
+         handles: [String: MDB_dbi], indexed: Bool = true) throws(DecodeFailure) {
+        guard let entry = catalog.entity(named: entity.name) else {
+            throw DecodeFailure("the catalog has no entity \(entity.name)")
+        }
+        guard let dbi = handles[entry.database] else { throw DecodeFailure("database \(entry.database) is missing") }
+        self.position = position
+        self.entity = entity
+        self.name = entity.name
+        self.tag = entry.tag
+        self.dbi = dbi
+        attributeNames = entity.attributes.map(\.name)
+        attributeTypes = entity.attributes.map(\.type)
+        var index: [String: Int] = [:]
+        for (i, a) in entity.attributes.enumerated() { index[a.name] = i }
+        attributeIndex = index
+        initialValues = entity.attributes.map(\.initialValue)
+        requiredAttributes = entity.attributes.indices.filter { !entity.attributes[$0].isOptional && !entity.attributes[$0].isTransient }
+
+        // Catalog attribute j -> model attribute index.
+        var catalogToModel: [Int] = []
+        for name in entry.attributes {
+            guard let i = index[name], !entity.attributes[i].isTransient else {
+                throw DecodeFailure("the catalog's attribute \(entity.name).\(name) is not a stored attribute of the model")
+            }
+            catalogToModel.append(i)
+        }
+        guard catalogToModel.count == entity.storedAttributes.count else {
+            throw DecodeFailure("the catalog's attributes of \(entity.name) do not match the model")
+        }
+        var layouts: [LayoutBinding] = []
+        for l in entry.layouts {
+            var sources = entity.attributes.map { Catalog.FieldSource.constant($0.isTransient ? $0.initialValue : .null) }
+            var fieldAttributes = [Int?](repeating: nil, count: l.layout.fieldTypes.count)
+            var direct = true
+            for (j, source) in l.sources.enumerated() {
+                let a = catalogToModel[j]
+                sources[a] = source
+                switch source {
+                case .field(let f):
+                    guard f < l.layout.fieldTypes.count, l.layout.fieldTypes[f] == entity.attributes[a].type else {
+                        throw DecodeFailure("layout \(l.layout.id) of \(entity.name) does not store \(entity.attributes[a].name) as \(entity.attributes[a].type.name)")
+                    }
+                    fieldAttributes[f] = a
+                case .fieldOrDefault(let f, _):
+                    guard f < l.layout.fieldTypes.count, l.layout.fieldTypes[f] == entity.attributes[a].type else {
+                        throw DecodeFailure("layout \(l.layout.id) of \(entity.name) does not store \(entity.attributes[a].name) as \(entity.attributes[a].type.name)")
+                    }
+                    fieldAttributes[f] = a
+                    direct = false
+                case .constant:
+                    direct = false
+                }
+            }
+            layouts.append(LayoutBinding(layout: l.layout, sources: sources, fieldAttributes: fieldAttributes, isDirect: direct))
+        }
+        guard let current = layouts.first(where: { $0.layout.id == entry.currentLayout }),
+              current.isDirect, !current.fieldAttributes.contains(nil) else {
+            throw DecodeFailure("the current layout of \(entity.name) is missing or not direct")
+        }
+        self.layouts = layouts
+        self.current = current
+        self.currentFieldAttributes = current.fieldAttributes.map { $0 ?? 0 }
+
+        var relationships: [RelationshipBinding] = []
+        var relIndex: [String: Int] = [:]
+        for (i, r) in entity.relationships.enumerated() {
+            guard let relEntry = catalog.relationship(entityTag: entry.tag, name: r.name) else {
+                throw DecodeFailure("the catalog has no relationship \(entity.name).\(r.name)")
+            }
+            guard let relDBI = handles[relEntry.database] else { throw DecodeFailure("database \(relEntry.database) is missing") }
+            guard let destination = entityIndex[r.destination],
+                  let inverse = schema.entities[destination].relationships.firstIndex(where: { $0.name == r.inverse }) else {
+                throw DecodeFailure("relationship \(entity.name).\(r.name) has no inverse")
+            }
+            relationships.append(RelationshipBinding(
+                name: r.name, position: i, entityPosition: position, dbi: relDBI, destination: destination,
+                inversePosition: inverse, isToMany: r.isToMany, deleteRule: r.deleteRule,
+                minCount: r.minCount, maxCount: r.effectiveMaxCount))
+            relIndex[r.name] = i
+        }
+        self.relationships = relationships
+        self.relationshipIndex = relIndex
+
+        var indexes: [IndexBinding] = []
+        for (i, a) in entity.attributes.enumerated() where a.isIndexed && indexed {
+            guard let ix = catalog.index(entityTag: entry.tag, attribute: a.name) else {
+                throw DecodeFailure("the catalog has no index on \(entity.name).\(a.name)")
+            }
+            guard let ixDBI = handles[ix.database] else { throw DecodeFailure("database \(ix.database) is missing") }
+            indexes.append(IndexBinding(dbi: ixDBI, isUnique: a.isUnique, attribute: i))
+        }
+        self.indexes = indexes
+    }
+
+    func layout(_ id: UInt32) -> LayoutBinding? {
+        if current.layout.id == id { return current }
+        return layouts.first { $0.layout.id == id }
+    }
+
+    func relationship(_ name: String) throws -> RelationshipBinding {
+        guard let i = relationshipIndex[name] else { throw StoreError.unknownRelationship(entity: self.name, name: name) }
+        return relationships[i]
+    }
+
+    func attribute(_ name: String) throws -> Int {
+        guard let i = attributeIndex[name] else { throw StoreError.unknownAttribute(entity: self.name, name: name) }
+        return i
+    }
+
+    func index(on attribute: Int) -> IndexBinding? { indexes.first { $0.attribute == attribute } }
+}

@@ -1,0 +1,110 @@
+/// The catalog's binary form (a metadata value, inside a checksummed envelope).
+extension Catalog {
+    static let formatVersion: UInt8 = 1
+
+    func encoded() -> [UInt8] {
+        var w = BinaryWriter(capacity: 512)
+        w.u8(Catalog.formatVersion)
+        w.varint(UInt64(nextTag))
+        w.varint(UInt64(nextGeneration))
+        w.varint(entities.count)
+        for e in entities {
+            w.varint(UInt64(e.tag))
+            w.string(e.name)
+            w.string(e.database)
+            w.varint(UInt64(e.currentLayout))
+            w.varint(e.attributes.count)
+            for a in e.attributes { w.string(a) }
+            w.varint(e.layouts.count)
+            for l in e.layouts {
+                w.varint(UInt64(l.layout.id))
+                w.varint(l.layout.fieldTypes.count)
+                for t in l.layout.fieldTypes { TypeCode.write(t, to: &w) }
+                for source in l.sources {
+                    switch source {
+                    case .field(let i):
+                        w.u8(1); w.varint(i)
+                    case .fieldOrDefault(let i, let v):
+                        w.u8(2); w.varint(i); FieldCodec.encodeTagged(v, into: &w)
+                    case .constant(let v):
+                        w.u8(3); FieldCodec.encodeTagged(v, into: &w)
+                    }
+                }
+            }
+        }
+        w.varint(relationships.count)
+        for r in relationships {
+            w.varint(UInt64(r.tag)); w.varint(UInt64(r.entityTag)); w.string(r.name); w.string(r.database)
+        }
+        w.varint(indexes.count)
+        for i in indexes {
+            w.varint(UInt64(i.tag)); w.varint(UInt64(i.entityTag)); w.string(i.attribute); w.string(i.database)
+            w.u8(i.isUnique ? 1 : 0)
+        }
+        w.varint(garbage.count)
+        for g in garbage { w.string(g) }
+        return w.bytes
+    }
+
+    init(decoding bytes: UnsafeRawBufferPointer) throws {
+        var r = BinaryReader(bytes)
+        let version = try r.u8()
+        guard version == Catalog.formatVersion else { throw DecodeFailure("catalog format \(version)") }
+        func tag() throws -> UInt32 {
+            let v = try r.varint()
+            guard v <= UInt64(UInt32.max) else { throw DecodeFailure("tag out of range") }
+            return UInt32(v)
+        }
+        let limit = 1 << 20
+        nextTag = try tag()
+        nextGeneration = try tag()
+        entities = []
+        for _ in 0..<(try r.count(limit: limit)) {
+            let entityTag = try tag()
+            let name = try r.string()
+            let database = try r.string()
+            let current = try tag()
+            var attributes: [String] = []
+            for _ in 0..<(try r.count(limit: limit)) { attributes.append(try r.string()) }
+            var layouts: [LayoutEntry] = []
+            for _ in 0..<(try r.count(limit: limit)) {
+                let id = try tag()
+                var types: [AttributeType] = []
+                for _ in 0..<(try r.count(limit: limit)) { types.append(try TypeCode.read(from: &r)) }
+                var sources: [FieldSource] = []
+                for _ in attributes {
+                    switch try r.u8() {
+                    case 1:
+                        guard !types.isEmpty else { throw DecodeFailure("field source in an empty layout") }
+                        let i = try r.count(limit: types.count - 1)
+                        sources.append(.field(i))
+                    case 2:
+                        guard !types.isEmpty else { throw DecodeFailure("field source in an empty layout") }
+                        let i = try r.count(limit: types.count - 1)
+                        sources.append(.fieldOrDefault(i, try FieldCodec.decodeTagged(from: &r)))
+                    case 3:
+                        sources.append(.constant(try FieldCodec.decodeTagged(from: &r)))
+                    case let c:
+                        throw DecodeFailure("unknown field source \(c)")
+                    }
+                }
+                layouts.append(LayoutEntry(layout: RecordLayout(id: id, fieldTypes: types), sources: sources))
+            }
+            entities.append(EntityEntry(tag: entityTag, name: name, database: database, attributes: attributes,
+                                        layouts: layouts, currentLayout: current))
+        }
+        relationships = []
+        for _ in 0..<(try r.count(limit: limit)) {
+            relationships.append(RelationshipEntry(tag: try tag(), entityTag: try tag(), name: try r.string(),
+                                                   database: try r.string()))
+        }
+        indexes = []
+        for _ in 0..<(try r.count(limit: limit)) {
+            let t = try tag(), e = try tag(), a = try r.string(), d = try r.string()
+            indexes.append(IndexEntry(tag: t, entityTag: e, attribute: a, database: d, isUnique: try r.u8() == 1))
+        }
+        garbage = []
+        for _ in 0..<(try r.count(limit: limit)) { garbage.append(try r.string()) }
+        guard r.isAtEnd else { throw DecodeFailure("bytes after the catalog") }
+    }
+}

@@ -1,0 +1,79 @@
+import CStrataLMDB
+import Foundation
+
+/// The automatic intermediate model of a custom stage, for one entity visited by ``ObjectScript``s: the
+/// destination's attributes, all optional, plus `__previous_<name>` holding the old value of every attribute
+/// whose type changes. Scripts read and write objects of this model; the result must satisfy the
+/// destination model.
+struct IntermediateModel {
+    let entity: Entity
+    let binding: EntityBinding
+    let plan: EntityMappingPlan
+
+    init(source: Schema, destination: Schema, entity name: String, plan: EntityMappingPlan) throws {
+        guard let dest = destination.entity(named: name) else {
+            throw StoreError.unknownEntity(name)
+        }
+        let sourceEntity = plan.sourceName.flatMap { source.entity(named: $0) }
+        var attributes: [Attribute] = dest.attributes.map { a in
+            var a = a
+            a.isOptional = true
+            a.isIndexed = false
+            a.isUnique = false
+            return a
+        }
+        for m in plan.attributes {
+            if case .scripted(let previous?) = m.origin, let old = sourceEntity?.attribute(named: previous) {
+                attributes.append(Attribute(ObjectScript.previousValueName(of: m.name), old.type, isOptional: true))
+            }
+        }
+        let entity = Entity(name, attributes: attributes, relationships: [])
+        let schema = Schema(unchecked: "\(source.versionIdentifier)→\(destination.versionIdentifier) intermediate", entities: [entity])
+        var catalog = Catalog()
+        catalog.addEntity(entity)
+        guard let database = catalog.entities.first?.database else {
+            throw StoreError.corrupted(path: "", reason: .metadata("intermediate model"))
+        }
+        do {
+            binding = try EntityBinding(position: 0, entity: entity, schema: schema, catalog: catalog,
+                                        entityIndex: [name: 0], handles: [database: 0])
+        } catch {
+            throw StoreError.corrupted(path: "", reason: .metadata(error.reason))
+        }
+        self.entity = entity
+        self.plan = plan
+    }
+
+    /// The intermediate object for a source object.
+    func object(id: UInt64, sourceValues: [Value], sourceBinding: EntityBinding) throws -> DynamicObject {
+        var values = binding.initialValues
+        for (i, a) in entity.attributes.enumerated() {
+            guard let m = plan.attributes.first(where: { $0.name == a.name }) else { continue }
+            switch m.origin {
+            case .added(let v):
+                values[i] = v
+            case .scripted(let previous):
+                values[i] = .null
+                if let previous, let p = sourceBinding.attributeIndex[previous],
+                   let slot = binding.attributeIndex[ObjectScript.previousValueName(of: a.name)] {
+                    values[slot] = sourceValues[p]
+                }
+            case .source(let s):
+                guard let p = sourceBinding.attributeIndex[s] else { continue }
+                var v = RecordTranscoder.convert(sourceValues[p], m.conversion)
+                if v.isNull, let r = m.nullReplacement { v = r }
+                values[i] = v
+            }
+        }
+        return DynamicObject(id: ObjectID(rawValue: id), binding: binding, values: values)
+    }
+
+    /// The destination values of a scripted object.
+    func destinationValues(of object: DynamicObject, destination: EntityBinding) throws -> [Value] {
+        var row = destination.initialValues
+        for (i, name) in destination.attributeNames.enumerated() {
+            if let j = binding.attributeIndex[name] { row[i] = object.values[j] }
+        }
+        return row
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import Logging
+
+/// Decides, when a store is opened or migrated, whether it is up to date, must be migrated along which
+/// route, is being migrated by someone else, or cannot be opened by this app; and runs the steps.
+struct MigrationDriver {
+    let environment: Environment
+    let schema: Schema
+    let plan: MigrationPlan?
+    let configuration: StoreConfiguration
+    var options: MigrationOptions { configuration.migration }
+    var path: String { environment.path }
+
+    func readHeader() throws -> StoreHeader {
+        try environment.read { try StoreHeader.read(in: $0, path: path) }
+    }
+
+    /// What opening the store requires.
+    enum Decision {
+        case upToDate
+        /// Steps to run, as (source version identifier, destination schema) pairs; the first source is the
+        /// store's recorded model.
+        case migrate([Schema])
+    }
+
+    /// Brings the store to `schema` if it can, or throws the reason it cannot. Returns the number of steps
+    /// run. `allowMigration` false makes any needed migration an error (`migratesAtOpen` off).
+    @discardableResult
+    func bringUpToDate(allowMigration: Bool) throws -> Int {
+        var header = try readHeader()
+        if header.hasJournal || header.state.migrating {
+            guard !configuration.readOnly else { throw StoreError.migrationInProgress(ownerPID: nil) }
+            guard let lock = try MigrationLock.acquire(storePath: path) else {
+                throw StoreError.migrationInProgress(ownerPID: try journalOwner())
+            }
+            try resumeOrRollBack(header: header, allowMigration: allowMigration)
+            _ = lock
+            header = try readHeader()
+        }
+        switch try decide(header) {
+        case .upToDate:
+            return 0
+        case .migrate(let targets):
+            guard allowMigration, !configuration.readOnly else {
+                throw StoreError.migrationRequired(from: header.identity.versionIdentifier, to: schema.versionIdentifier)
+            }
+            guard let lock = try MigrationLock.acquire(storePath: path) else {
+                throw StoreError.migrationInProgress(ownerPID: try journalOwner())
+            }
+            defer { _ = lock }
+            if let backup = options.backupDirectory {
+                try StoreBackup.copy(environment: environment, to: backup.standardizedFileURL.path, compact: true)
+            }
+            for (i, target) in targets.enumerated() {
+                try runStep(to: target, index: i, count: targets.count)
+            }
+            return targets.count
+        }
+    }
+
+    private func journalOwner() throws -> Int32? {
+        try environment.read { txn -> Int32? in
+            let header = try StoreHeader.read(in: txn, path: path)
+            return try header.meta.read(.journal, in: txn, MigrationJournal.decode)?.ownerPID
+        }
+    }
+
+    /// Where a store stands relative to the app's model.
+    func decide(_ header: StoreHeader) throws -> Decision {
+        let identity = header.identity
+        if identity.fingerprint == schema.fingerprint { return .upToDate }
+        if identity.hasSameLayout(as: schema) {
+            // Only indexes, uniqueness or defaults differ: an inferred step that changes metadata and indexes.
+            if identity.versionIdentifier != schema.versionIdentifier,
+               plan?.schema(identity.versionIdentifier) == nil, isNewer(identity.versionIdentifier, header) {
+                throw StoreError.storeNewerThanModel(store: identity.versionIdentifier, app: schema.versionIdentifier)
+            }
+            return .migrate([schema])
+        }
+        guard let plan else {
+            if isNewer(identity.versionIdentifier, header) {
+                throw StoreError.storeNewerThanModel(store: identity.versionIdentifier, app: schema.versionIdentifier)
+            }
+            if identity.versionIdentifier == schema.versionIdentifier { throw StoreError.schemaMismatch(version: schema.versionIdentifier) }
+            throw StoreError.migrationRequired(from: identity.versionIdentifier, to: schema.versionIdentifier)
+        }
+        guard plan.currentSchema.fingerprint == schema.fingerprint else {
+            throw MigrationError.noRoute(from: identity.versionIdentifier, to: schema.versionIdentifier)
+        }
+        if let known = plan.schema(withHashes: identity.entityHashes) {
+            let route = plan.route(from: known.versionIdentifier)
+            guard route.last == schema.versionIdentifier else {
+                throw MigrationError.noRoute(from: known.versionIdentifier, to: schema.versionIdentifier)
+            }
+            return .migrate(route.dropFirst().compactMap { plan.schema($0) })
+        }
+        if plan.schema(identity.versionIdentifier) != nil {
+            throw StoreError.schemaMismatch(version: identity.versionIdentifier)
+        }
+        if isNewer(identity.versionIdentifier, header) {
+            throw StoreError.storeNewerThanModel(store: identity.versionIdentifier, app: schema.versionIdentifier)
+        }
+        // A version the app no longer knows: infer from the model recorded in the store.
+        return .migrate([schema])
+    }
+
+    /// Whether the store's version is newer than the app's: the store went through the app's version
+    /// already, or (for a version the app does not know) its identifier sorts after the app's newest.
+    private func isNewer(_ storeVersion: String, _ header: StoreHeader) -> Bool {
+        guard storeVersion != schema.versionIdentifier else { return false }
+        if header.history.dropLast().contains(schema.versionIdentifier) { return true }
+        if plan?.schema(storeVersion) == nil,
+           storeVersion.compare(schema.versionIdentifier, options: [.numeric]) == .orderedDescending {
+            return true
+        }
+        return false
+    }
+
+    /// Continues a step a crash interrupted, or rolls it back when the app no longer leads there.
+    private func resumeOrRollBack(header: StoreHeader, allowMigration: Bool) throws {
+        guard let journal = try environment.read({ txn in try header.meta.read(.journal, in: txn, MigrationJournal.decode) }) else {
+            // The flag without a journal: clear it.
+            try environment.write { txn in
+                try header.meta.put(.state, StateRecord(generation: header.state.generation, migrating: false).encoded(), in: txn)
+            }
+            return
+        }
+        let stage = plan?.stage(from: journal.sourceVersion, to: journal.destinationVersion)
+        let destination: Schema? = plan?.schema(journal.destinationVersion).flatMap { $0.fingerprint.hex == journal.destinationFingerprint ? $0 : nil }
+            ?? (schema.fingerprint.hex == journal.destinationFingerprint ? schema : nil)
+        let switched = journal.currentTask == .didMigrate
+        let usable = destination != nil && (!journal.hasStage || stage != nil) && allowMigration
+        if !usable {
+            if switched {
+                // Only didMigrate remains; without its stage the step cannot finish here.
+                throw StoreError.migrationRequired(from: journal.sourceVersion, to: journal.destinationVersion)
+            }
+            options.logger.debug("rolling back the interrupted migration \(journal.sourceVersion) → \(journal.destinationVersion)")
+            try StepRunner.rollback(environment: environment, meta: header.meta, journal: journal, generation: header.state.generation)
+            return
+        }
+        guard let destination else { return }
+        let source = switched ? destination : try environment.read { try header.recordedSchema(in: $0) }
+        let mapping = try inferMapping(source: source, destination: destination, stage: stage)
+        let stepPlan = try StepPlanner.plan(source: source, sourceCatalog: header.catalog, destination: destination, mapping: mapping, stage: stage)
+        let runner = try StepRunner(environment: environment, header: header, sourceSchema: source, destinationSchema: destination,
+                                    mapping: mapping, stage: stage, journal: journal, kinds: stepPlan.kinds,
+                                    options: options, stepIndex: 0, stepCount: 1)
+        try runner.run()
+    }
+
+    private func inferMapping(source: Schema, destination: Schema, stage: MigrationStage?) throws -> InferredMapping {
+        let intermediates = plan?.schemas(between: source.versionIdentifier, and: destination.versionIdentifier) ?? []
+        return try InferredMapping.infer(
+            from: source, to: destination, through: intermediates,
+            scriptedEntities: Set(stage?.scripts.map(\.entity) ?? []),
+            policyEntities: Set(stage?.passes.flatMap { $0 }.map(\.sourceEntity) ?? []))
+    }
+
+    /// Runs one step from the store's recorded model to `destination`.
+    private func runStep(to destination: Schema, index: Int, count: Int) throws {
+        let header = try readHeader()
+        let source = try environment.read { try header.recordedSchema(in: $0) }
+        let stage = plan?.stage(from: source.versionIdentifier, to: destination.versionIdentifier)
+        let mapping = try inferMapping(source: source, destination: destination, stage: stage)
+        let stepPlan = try StepPlanner.plan(source: source, sourceCatalog: header.catalog, destination: destination,
+                                            mapping: mapping, stage: stage)
+        options.logger.debug("migration step \(index + 1)/\(count): \(source.versionIdentifier) → \(destination.versionIdentifier), \(stepPlan.tasks.map(\.description).joined(separator: ", "))")
+        let journal = try StepRunner.begin(environment: environment, header: header, source: source, destination: destination,
+                                           plan: stepPlan, stage: stage)
+        let runner = try StepRunner(environment: environment, header: header, sourceSchema: source,
+                                    destinationSchema: destination, mapping: mapping, stage: stage, journal: journal,
+                                    kinds: stepPlan.kinds, options: options, stepIndex: index, stepCount: count)
+        try runner.run()
+    }
+}
+
+/// Consistent copies of a store.
+enum StoreBackup {
+    /// Writes a consistent (optionally compacted) copy of the store into `destination`, which must not exist:
+    /// the copy is made in a temporary directory beside it, synced, and renamed into place.
+    static func copy(environment: Environment, to destination: String, compact: Bool) throws {
+        if FileManager.default.fileExists(atPath: destination) {
+            throw StoreError.notAStore(path: destination, reason: "a backup destination must not exist")
+        }
+        let temp = try StoreFiles.makeTemporaryDirectory(near: destination)
+        do {
+            try environment.copy(toEmptyDirectory: temp, compact: compact)
+            let fd = open(temp + "/data.mdb", O_RDONLY)
+            if fd >= 0 { fsync(fd); close(fd) }
+            StoreFiles.syncDirectory(temp)
+            guard try StoreFiles.publish(temp, at: destination) else {
+                throw StoreError.notAStore(path: destination, reason: "a backup destination must not exist")
+            }
+        } catch {
+            try? FileManager.default.removeItem(atPath: temp)
+            throw error
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import CStrataLMDB
+import Foundation
+
+/// Reads objects inside ``Store/read(_:)``: a consistent snapshot of the store, unaffected by writes that
+/// commit while it is open.
+///
+/// A context, and every query and cursor made from it, is valid only inside its closure; used afterwards
+/// it throws ``StoreError/transactionEnded``.
+///
+/// ## Topics
+/// ### Objects
+/// - ``object(_:of:)``
+/// - ``objects(_:)``
+/// - ``count(_:)``
+/// ### Relationships
+/// - ``related(_:_:)``
+/// - ``relatedObjects(_:_:)``
+/// - ``relatedCount(_:_:)``
+public class ReadContext {
+    let txn: Transaction
+    let model: BoundModel
+
+    init(txn: Transaction, model: BoundModel) {
+        self.txn = txn
+        self.model = model
+    }
+
+    /// The model the store is read with.
+    public var schema: Schema { model.schema }
+
+    func binding(_ entity: String) throws -> EntityBinding { try model.entity(entity) }
+
+    // MARK: Objects
+
+    /// The object of `entity` with identifier `id`, or nil.
+    /// - Throws: ``StoreError/corruptedRecord(entity:id:reason:)`` when its record is damaged.
+    public func object(_ id: ObjectID, of entity: String) throws -> DynamicObject? {
+        let binding = try binding(entity)
+        return try object(id.rawValue, binding)
+    }
+
+    func object(_ id: UInt64, _ binding: EntityBinding) throws -> DynamicObject? {
+        guard let bytes = try ObjectKey.with(id, { try txn.get(binding.dbi, key: $0) }) else { return nil }
+        return DynamicObject(id: ObjectID(rawValue: id), binding: binding, values: try binding.decodeValues(bytes, id: id))
+    }
+
+    func exists(_ id: UInt64, _ binding: EntityBinding) throws -> Bool {
+        try ObjectKey.with(id) { try txn.get(binding.dbi, key: $0) } != nil
+    }
+
+    /// The objects of an entity, as a lazy query: nothing is read until it is iterated.
+    public func objects(_ entity: String) throws -> ObjectQuery {
+        ObjectQuery(context: self, binding: try binding(entity))
+    }
+
+    /// The number of objects of an entity, in constant time.
+    public func count(_ entity: String) throws -> Int {
+        try txn.entryCount(try binding(entity).dbi)
+    }
+
+    // MARK: Relationships
+
+    /// The identifiers of the objects `object` is linked to through `relationship`, in identifier order.
+    public func related(_ object: DynamicObject, _ relationship: String) throws -> [ObjectID] {
+        try related(object.id, of: object.entityName, relationship)
+    }
+
+    /// The identifiers of the objects linked to object `id` of `entity` through `relationship`.
+    public func related(_ id: ObjectID, of entity: String, _ relationship: String) throws -> [ObjectID] {
+        let binding = try binding(entity)
+        let r = try binding.relationship(relationship)
+        return try linkedIDs(id.rawValue, r).map(ObjectID.init(rawValue:))
+    }
+
+    /// The objects linked to `object` through `relationship`.
+    public func relatedObjects(_ object: DynamicObject, _ relationship: String) throws -> [DynamicObject] {
+        let r = try object.binding.relationship(relationship)
+        let destination = model.entities[r.destination]
+        return try linkedIDs(object.id.rawValue, r).compactMap { try self.object($0, destination) }
+    }
+
+    /// The number of objects linked to `object` through `relationship`.
+    public func relatedCount(_ object: DynamicObject, _ relationship: String) throws -> Int {
+        let r = try object.binding.relationship(relationship)
+        return try linkCount(object.id.rawValue, r)
+    }
+
+    func linkedIDs(_ id: UInt64, _ r: RelationshipBinding) throws -> [UInt64] {
+        let cursor = try txn.cursor(r.dbi)
+        var out: [UInt64] = []
+        try ObjectKey.with(id) { key in
+            guard var entry = try cursor.find(key) else { return }
+            while true {
+                out.append(try linkTarget(entry.value, r))
+                guard let next = try cursor.nextDuplicate() else { break }
+                entry = next
+            }
+        }
+        return out
+    }
+
+    func firstLinkedID(_ id: UInt64, _ r: RelationshipBinding) throws -> UInt64? {
+        try ObjectKey.with(id) { key in
+            guard let value = try txn.get(r.dbi, key: key) else { return nil }
+            return try linkTarget(value, r)
+        }
+    }
+
+    func linkCount(_ id: UInt64, _ r: RelationshipBinding) throws -> Int {
+        let cursor = try txn.cursor(r.dbi)
+        return try ObjectKey.with(id) { key in
+            guard try cursor.find(key) != nil else { return 0 }
+            return try cursor.duplicateCount()
+        }
+    }
+
+    func linkTarget(_ bytes: UnsafeRawBufferPointer, _ r: RelationshipBinding) throws -> UInt64 {
+        do {
+            return try ObjectKey.decode(bytes)
+        } catch {
+            throw StoreError.corrupted(path: txn.environment.path,
+                                       reason: .structure("a link of \(model.entities[r.entityPosition].name).\(r.name) is \(bytes.count) bytes"))
+        }
+    }
+
+    // MARK: Index lookups
+
+    /// Identifiers of objects whose indexed attribute has exactly `value`.
+    func indexLookup(_ binding: EntityBinding, attribute: Int, index: IndexBinding, value: Value) throws -> [UInt64] {
+        let key = IndexKey.encode(value)
+        guard key.count <= 511 else { throw StoreError.keyTooLong(length: key.count, maximum: 511) }
+        let cursor = try txn.cursor(index.dbi)
+        var ids: [UInt64] = []
+        try key.withUnsafeBytes { k in
+            guard var entry = try cursor.find(k) else { return }
+            while true {
+                ids.append(try ObjectKey.decode(entry.value))
+                guard let next = try cursor.nextDuplicate() else { break }
+                entry = next
+            }
+        }
+        if IndexKey.isHashed(key) {
+            ids = try ids.filter { try object($0, binding)?.values[attribute] == value }
+        }
+        return ids
+    }
+}

@@ -1,0 +1,308 @@
+import CStrataLMDB
+import Foundation
+
+/// Reads and changes objects inside ``Store/write(_:)``. Everything done through it commits together when
+/// the closure returns, or not at all when it throws.
+///
+/// ## Topics
+/// ### Creating, changing and deleting objects
+/// - ``insert(_:_:)``
+/// - ``insert(_:orderedValues:)``
+/// - ``update(_:)``
+/// - ``delete(_:)``
+/// - ``delete(_:of:)``
+/// ### Relationships
+/// - ``link(_:_:to:)``
+/// - ``unlink(_:_:from:)``
+/// - ``setRelated(_:_:to:)``
+public final class WriteContext: ReadContext {
+    var writer = BinaryWriter(capacity: 512)
+    private var nextID: UInt64? = nil
+    private var counterDirty = false
+    /// Objects whose relationship counts must be checked against their minimums at commit.
+    private var countChecks: Set<CountCheck> = []
+    /// Whether minimum relationship counts are checked at commit (migrations check them at the end of a
+    /// stage instead, when every link exists).
+    var checksMinimumCounts = true
+
+    struct CountCheck: Hashable {
+        let entity: Int
+        let relationship: Int
+        let id: UInt64
+    }
+
+    // MARK: Identifiers
+
+    func allocateID() throws -> UInt64 {
+        if nextID == nil {
+            nextID = try model.meta.read(.counter, in: txn, CounterRecord.decode) ?? 1
+        }
+        guard let id = nextID, id < UInt64.max else { throw StoreError.corrupted(path: txn.environment.path, reason: .metadata("object counter exhausted")) }
+        nextID = id + 1
+        counterDirty = true
+        return id
+    }
+
+    /// Makes sure IDs allocated later are greater than `id` (a migration keeping its source's IDs).
+    func reserveIDs(through id: UInt64) throws {
+        if nextID == nil { nextID = try model.meta.read(.counter, in: txn, CounterRecord.decode) ?? 1 }
+        if let next = nextID, next <= id {
+            nextID = id + 1
+            counterDirty = true
+        }
+    }
+
+    /// Writes what must be written before commit: the ID counter, and checks minimum relationship counts.
+    func finish() throws {
+        for check in countChecks where checksMinimumCounts {
+            let binding = model.entities[check.entity]
+            guard try exists(check.id, binding) else { continue }
+            let r = binding.relationships[check.relationship]
+            let n = try linkCount(check.id, r)
+            if let min = r.minCount, n < min {
+                throw StoreError.relationshipCountViolation(entity: binding.name, id: ObjectID(rawValue: check.id),
+                                                            relationship: r.name, count: n, minCount: r.minCount, maxCount: r.maxCount)
+            }
+        }
+        if counterDirty, let next = nextID {
+            try model.meta.put(.counter, CounterRecord.encode(next), in: txn)
+            counterDirty = false
+        }
+    }
+
+    // MARK: Inserting
+
+    /// Inserts a new object of `entity`. Attributes not given take their default value (or null).
+    /// - Returns: the object as stored, with its new identifier.
+    /// - Throws: ``StoreError/unknownAttribute(entity:name:)``, ``StoreError/invalidValue(entity:attribute:expected:actual:)``,
+    ///   ``StoreError/missingRequiredValue(entity:attribute:)``, ``StoreError/uniqueConstraintViolation(entity:attribute:value:existing:)``.
+    @discardableResult
+    public func insert(_ entity: String, _ values: [String: Value] = [:]) throws -> DynamicObject {
+        let binding = try binding(entity)
+        var row = binding.initialValues
+        for (name, value) in values {
+            guard let i = binding.attributeIndex[name] else { throw StoreError.unknownAttribute(entity: entity, name: name) }
+            row[i] = value
+        }
+        let id = try insertRow(binding, &row, id: nil)
+        return DynamicObject(id: ObjectID(rawValue: id), binding: binding, values: row)
+    }
+
+    /// Inserts a new object given every attribute's value in declaration order: the fastest way to load
+    /// many objects.
+    @discardableResult
+    public func insert(_ entity: String, orderedValues: [Value]) throws -> ObjectID {
+        let binding = try binding(entity)
+        guard orderedValues.count == binding.attributeNames.count else {
+            throw StoreError.typeMismatch(expected: "\(binding.attributeNames.count) values for \(entity)",
+                                          actual: "\(orderedValues.count)")
+        }
+        var row = orderedValues
+        return ObjectID(rawValue: try insertRow(binding, &row, id: nil))
+    }
+
+    /// Inserts a row of attribute values; with `id`, under that identifier (used by migrations).
+    func insertRow(_ binding: EntityBinding, _ row: inout [Value], id: UInt64?) throws -> UInt64 {
+        try binding.validate(&row)
+        let id = try id ?? allocateID()
+        for index in binding.indexes {
+            try addIndexEntry(binding, index, row[index.attribute], id: id)
+        }
+        try binding.encode(row, id: id, into: &writer)
+        let cursor = try txn.sharedCursor(binding.dbi)
+        let stored = try ObjectKey.with(id) { key in
+            try writer.bytes.withUnsafeBytes { value -> Bool in
+                if try cursor.put(key: key, value: value, flags: LMDBFlags.append) { return true }
+                return try txn.put(binding.dbi, key: key, value: value, flags: LMDBFlags.noOverwrite)
+            }
+        }
+        guard stored else {
+            throw StoreError.corrupted(path: txn.environment.path, reason: .metadata("object ID \(id) of \(binding.name) is already used"))
+        }
+        for r in binding.relationships where (r.minCount ?? 0) > 0 {
+            countChecks.insert(CountCheck(entity: binding.position, relationship: r.position, id: id))
+        }
+        return id
+    }
+
+    // MARK: Updating
+
+    /// Stores a changed object.
+    /// - Throws: ``StoreError/objectNotFound(entity:id:)`` when it was deleted, and the errors of ``insert(_:_:)``.
+    public func update(_ object: DynamicObject) throws {
+        try object.checkAssignments()
+        let binding = try binding(object.entityName)
+        var row = object.values
+        try binding.validate(&row)
+        let id = object.id.rawValue
+        guard let old = try self.object(id, binding) else {
+            throw StoreError.objectNotFound(entity: binding.name, id: object.id)
+        }
+        for index in binding.indexes where old.values[index.attribute] != row[index.attribute] {
+            try removeIndexEntry(index, old.values[index.attribute], id: id)
+            try addIndexEntry(binding, index, row[index.attribute], id: id)
+        }
+        try binding.encode(row, id: id, into: &writer)
+        try ObjectKey.with(id) { key in
+            try writer.bytes.withUnsafeBytes { _ = try txn.put(binding.dbi, key: key, value: $0) }
+        }
+    }
+
+    // MARK: Deleting
+
+    /// Deletes an object, applying its relationships' delete rules.
+    /// - Throws: ``StoreError/deleteDenied(entity:id:relationship:count:)``.
+    public func delete(_ object: DynamicObject) throws {
+        try delete(object.id, of: object.entityName)
+    }
+
+    /// Deletes the object `id` of `entity`, applying delete rules (cascades follow to related objects).
+    /// Deleting an object that does not exist does nothing.
+    public func delete(_ id: ObjectID, of entity: String) throws {
+        var pending: [(EntityBinding, UInt64)] = [(try binding(entity), id.rawValue)]
+        var deleted: Set<UInt64> = []
+        while let (binding, id) = pending.popLast() {
+            guard !deleted.contains(id), let object = try object(id, binding) else { continue }
+            for r in binding.relationships where r.deleteRule == .deny {
+                let n = try linkCount(id, r)
+                if n > 0 {
+                    throw StoreError.deleteDenied(entity: binding.name, id: ObjectID(rawValue: id), relationship: r.name, count: n)
+                }
+            }
+            deleted.insert(id)
+            for r in binding.relationships {
+                let destination = model.entities[r.destination]
+                let inverse = destination.relationships[r.inversePosition]
+                for target in try linkedIDs(id, r) {
+                    try removeLinkEntry(inverse.dbi, target, id)
+                    if r.deleteRule == .cascade {
+                        pending.append((destination, target))
+                    } else if (inverse.minCount ?? 0) > 0 {
+                        countChecks.insert(CountCheck(entity: destination.position, relationship: inverse.position, id: target))
+                    }
+                }
+                try ObjectKey.with(id) { key in _ = try txn.delete(r.dbi, key: key) }
+            }
+            for index in binding.indexes {
+                try removeIndexEntry(index, object.values[index.attribute], id: id)
+            }
+            try ObjectKey.with(id) { key in _ = try txn.delete(binding.dbi, key: key) }
+        }
+    }
+
+    // MARK: Relationships
+
+    /// Links `object` to `target` through `relationship` (and `target` back through the inverse).
+    /// For a to-one relationship (on either side) the previous link is replaced.
+    /// - Throws: ``StoreError/objectNotFound(entity:id:)``,
+    ///   ``StoreError/relationshipCountViolation(entity:id:relationship:count:minCount:maxCount:)`` past a maximum.
+    public func link(_ object: DynamicObject, _ relationship: String, to target: DynamicObject) throws {
+        try link(object.id, of: object.entityName, relationship, to: target.id)
+    }
+
+    /// Links object `id` of `entity` to `target` through `relationship`.
+    public func link(_ id: ObjectID, of entity: String, _ relationship: String, to target: ObjectID) throws {
+        let binding = try binding(entity)
+        let r = try binding.relationship(relationship)
+        try link(binding, r, id.rawValue, target.rawValue)
+    }
+
+    func link(_ binding: EntityBinding, _ r: RelationshipBinding, _ source: UInt64, _ target: UInt64) throws {
+        let destination = model.entities[r.destination]
+        let inverse = destination.relationships[r.inversePosition]
+        guard try exists(source, binding) else { throw StoreError.objectNotFound(entity: binding.name, id: ObjectID(rawValue: source)) }
+        guard try exists(target, destination) else { throw StoreError.objectNotFound(entity: destination.name, id: ObjectID(rawValue: target)) }
+        if !r.isToMany, let existing = try firstLinkedID(source, r) {
+            if existing == target { return }
+            try unlinkPair(r, inverse, source, existing)
+        }
+        if !inverse.isToMany, let existing = try firstLinkedID(target, inverse), existing != source {
+            try unlinkPair(inverse, r, target, existing)
+            countChecks.insert(CountCheck(entity: binding.position, relationship: r.position, id: existing))
+        }
+        let added = try putLinkEntry(r.dbi, source, target)
+        guard added else { return }
+        _ = try putLinkEntry(inverse.dbi, target, source)
+        if r.isToMany, let max = r.maxCount {
+            let n = try linkCount(source, r)
+            if n > max {
+                throw StoreError.relationshipCountViolation(entity: binding.name, id: ObjectID(rawValue: source),
+                                                            relationship: r.name, count: n, minCount: r.minCount, maxCount: max)
+            }
+        }
+        if inverse.isToMany, let max = inverse.maxCount {
+            let n = try linkCount(target, inverse)
+            if n > max {
+                throw StoreError.relationshipCountViolation(entity: destination.name, id: ObjectID(rawValue: target),
+                                                            relationship: inverse.name, count: n, minCount: inverse.minCount, maxCount: max)
+            }
+        }
+    }
+
+    /// Removes the link between `object` and `target` (both sides). Does nothing when they are not linked.
+    public func unlink(_ object: DynamicObject, _ relationship: String, from target: DynamicObject) throws {
+        try unlink(object.id, of: object.entityName, relationship, from: target.id)
+    }
+
+    /// Removes the link between object `id` of `entity` and `target`.
+    public func unlink(_ id: ObjectID, of entity: String, _ relationship: String, from target: ObjectID) throws {
+        let binding = try binding(entity)
+        let r = try binding.relationship(relationship)
+        let inverse = model.entities[r.destination].relationships[r.inversePosition]
+        try unlinkPair(r, inverse, id.rawValue, target.rawValue)
+    }
+
+    /// Makes `object`'s relationship hold exactly `targets`.
+    public func setRelated(_ object: DynamicObject, _ relationship: String, to targets: [ObjectID]) throws {
+        let r = try object.binding.relationship(relationship)
+        let inverse = model.entities[r.destination].relationships[r.inversePosition]
+        let wanted = Set(targets.map(\.rawValue))
+        for existing in try linkedIDs(object.id.rawValue, r) where !wanted.contains(existing) {
+            try unlinkPair(r, inverse, object.id.rawValue, existing)
+        }
+        for t in targets { try link(object.binding, r, object.id.rawValue, t.rawValue) }
+    }
+
+    private func unlinkPair(_ r: RelationshipBinding, _ inverse: RelationshipBinding, _ source: UInt64, _ target: UInt64) throws {
+        try removeLinkEntry(r.dbi, source, target)
+        try removeLinkEntry(inverse.dbi, target, source)
+        if (r.minCount ?? 0) > 0 { countChecks.insert(CountCheck(entity: r.entityPosition, relationship: r.position, id: source)) }
+        if (inverse.minCount ?? 0) > 0 { countChecks.insert(CountCheck(entity: inverse.entityPosition, relationship: inverse.position, id: target)) }
+    }
+
+    func putLinkEntry(_ dbi: MDB_dbi, _ source: UInt64, _ target: UInt64) throws -> Bool {
+        try ObjectKey.with(source) { k in
+            try ObjectKey.with(target) { v in try txn.put(dbi, key: k, value: v, flags: LMDBFlags.noDupData) }
+        }
+    }
+
+    func removeLinkEntry(_ dbi: MDB_dbi, _ source: UInt64, _ target: UInt64) throws {
+        try ObjectKey.with(source) { k in
+            try ObjectKey.with(target) { v in _ = try txn.delete(dbi, key: k, value: v) }
+        }
+    }
+
+    // MARK: Indexes
+
+    func addIndexEntry(_ binding: EntityBinding, _ index: IndexBinding, _ value: Value, id: UInt64) throws {
+        if value.isNull { return }
+        let key = IndexKey.encode(value)
+        if index.isUnique {
+            let clash = try indexLookup(binding, attribute: index.attribute, index: index, value: value).first { $0 != id }
+            if let clash {
+                throw StoreError.uniqueConstraintViolation(entity: binding.name, attribute: binding.attributeNames[index.attribute],
+                                                           value: value.description, existing: ObjectID(rawValue: clash))
+            }
+        }
+        try key.withUnsafeBytes { k in
+            try ObjectKey.with(id) { v in _ = try txn.put(index.dbi, key: k, value: v, flags: LMDBFlags.noDupData) }
+        }
+    }
+
+    func removeIndexEntry(_ index: IndexBinding, _ value: Value, id: UInt64) throws {
+        if value.isNull { return }
+        try IndexKey.encode(value).withUnsafeBytes { k in
+            try ObjectKey.with(id) { v in _ = try txn.delete(index.dbi, key: k, value: v) }
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+
+/// Encodes and decodes single field values in the record format.
+enum FieldCodec {
+    /// Appends `value` (already of `type`, never null) to `w`.
+    @inline(__always)
+    static func encode(_ value: Value, as type: AttributeType, into w: inout BinaryWriter) throws(DecodeFailure) {
+        switch (type, value) {
+        case (.int64, .int64(let v)): w.fixed(v)
+        case (.int32, .int32(let v)): w.fixed(v)
+        case (.int16, .int16(let v)): w.fixed(v)
+        case (.double, .double(let v)): w.fixed(v.bitPattern)
+        case (.float, .float(let v)): w.fixed(v.bitPattern)
+        case (.bool, .bool(let v)): w.u8(v ? 1 : 0)
+        case (.date, .date(let v)): w.fixed(v.timeIntervalSinceReferenceDate.bitPattern)
+        case (.uuid, .uuid(let v)):
+            withUnsafeBytes(of: v.uuid) { w.raw($0) }
+        case (.string, .string(var s)):
+            s.withUTF8 { w.lengthPrefixed($0) }
+        case (.url, .url(let u)):
+            var s = u.absoluteString
+            s.withUTF8 { w.lengthPrefixed($0) }
+        case (.data, .data(let d)):
+            w.varint(UInt64(d.count))
+            d.withUnsafeBytes { w.raw($0) }
+        case (.decimal, .decimal(let d)):
+            var s = d.isNaN ? "NaN" : d.description
+            s.withUTF8 { w.lengthPrefixed($0) }
+        case (.codable, .codable(let d)):
+            w.varint(UInt64(d.count))
+            d.withUnsafeBytes { w.raw($0) }
+        default:
+            throw DecodeFailure("a \(value.caseName) value cannot be stored in a \(type.name) field")
+        }
+    }
+
+    /// Reads one non-null field of `type`.
+    @inline(__always)
+    static func decode(_ type: AttributeType, from r: inout BinaryReader) throws -> Value {
+        switch type {
+        case .int64: return .int64(try r.fixed(Int64.self))
+        case .int32: return .int32(try r.fixed(Int32.self))
+        case .int16: return .int16(try r.fixed(Int16.self))
+        case .double: return .double(Double(bitPattern: try r.fixed(UInt64.self)))
+        case .float: return .float(Float(bitPattern: try r.fixed(UInt32.self)))
+        case .bool:
+            switch try r.u8() {
+            case 0: return .bool(false)
+            case 1: return .bool(true)
+            case let b: throw DecodeFailure("invalid Boolean byte \(b)")
+            }
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try r.fixed(UInt64.self))))
+        case .uuid: return .uuid(UUID(bytes: try r.bytes(16)))
+        case .string: return .string(try r.string())
+        case .url:
+            let s = try r.string()
+            guard let url = URL(string: s) else { throw DecodeFailure("invalid URL text") }
+            return .url(url)
+        case .data:
+            let raw = try r.lengthPrefixed()
+            return .data(Data(raw))
+        case .decimal:
+            let s = try r.string()
+            guard let d = DecimalText.parse(s) else { throw DecodeFailure("invalid decimal text") }
+            return .decimal(d)
+        case .codable:
+            let raw = try r.lengthPrefixed()
+            return .codable(Data(raw))
+        }
+    }
+
+    /// Skips one non-null field of `type`, returning its byte range in the reader's buffer.
+    @inline(__always)
+    static func skip(_ type: AttributeType, in r: inout BinaryReader) throws -> Range<Int> {
+        let start = r.offset
+        switch type {
+        case .int64, .double, .date: try r.skip(8)
+        case .int32, .float: try r.skip(4)
+        case .int16: try r.skip(2)
+        case .bool:
+            let b = try r.u8()
+            if b > 1 { throw DecodeFailure("invalid Boolean byte \(b)") }
+        case .uuid: try r.skip(16)
+        case .string, .url, .data, .decimal, .codable: _ = try r.lengthPrefixed()
+        }
+        return start..<r.offset
+    }
+
+    /// Writes a value with its type code first (for defaults and constants in metadata).
+    static func encodeTagged(_ value: Value, into w: inout BinaryWriter) {
+        guard let type = value.storageType else { w.u8(0); return }
+        TypeCode.write(type, to: &w)
+        // A value always matches its own storage type.
+        try? encode(value, as: type, into: &w)
+    }
+
+    static func decodeTagged(from r: inout BinaryReader) throws -> Value {
+        if r.remaining > 0, r.base[r.offset] == 0 { _ = try r.u8(); return .null }
+        let type = try TypeCode.read(from: &r)
+        return try decode(type, from: &r)
+    }
+}
+
+extension Value {
+    /// The attribute type that stores this value as it is (nil for null). Codable values carry no type
+    /// name: they are stored under a placeholder, the field type decides on reading.
+    var storageType: AttributeType? {
+        switch self {
+        case .null: nil
+        case .int64: .int64
+        case .int32: .int32
+        case .int16: .int16
+        case .double: .double
+        case .float: .float
+        case .bool: .bool
+        case .string: .string
+        case .date: .date
+        case .data: .data
+        case .uuid: .uuid
+        case .url: .url
+        case .decimal: .decimal
+        case .codable: .codable("_")
+        }
+    }
+}

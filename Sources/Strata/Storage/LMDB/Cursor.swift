@@ -1,0 +1,104 @@
+import CStrataLMDB
+import Foundation
+
+/// A key and value pointing into the map; valid until the next write or the end of the transaction.
+typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
+
+/// An LMDB cursor, owned by its transaction and closed when the transaction ends.
+final class Cursor {
+    private let pointer: OpaquePointer
+    private unowned let transaction: Transaction
+    private(set) var isClosed = false
+
+    init(pointer: OpaquePointer, transaction: Transaction) {
+        self.pointer = pointer
+        self.transaction = transaction
+    }
+
+    /// Called by the transaction as it ends. Write transactions free their cursors themselves;
+    /// read transactions' cursors must be closed explicitly.
+    func transactionEnding(closeExplicitly: Bool) {
+        guard !isClosed else { return }
+        if closeExplicitly { mdb_cursor_close(pointer) }
+        isClosed = true
+    }
+
+    @inline(__always)
+    private func move(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil, value: UnsafeRawBufferPointer? = nil) throws -> Entry? {
+        if isClosed { throw StoreError.transactionEnded }
+        var k = MDB_val(mv_size: key?.count ?? 0, mv_data: key.flatMap { UnsafeMutableRawPointer(mutating: $0.baseAddress) })
+        var v = MDB_val(mv_size: value?.count ?? 0, mv_data: value.flatMap { UnsafeMutableRawPointer(mutating: $0.baseAddress) })
+        let rc = FaultInjection.lmdbFault(.cursorGet) ?? mdb_cursor_get(pointer, &k, &v, op)
+        if rc == MDB_NOTFOUND { return nil }
+        if rc != 0 { throw transaction.fail(rc, "mdb_cursor_get") }
+        return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+                UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+    }
+
+    func first() throws -> Entry? { try move(MDB_FIRST) }
+    func last() throws -> Entry? { try move(MDB_LAST) }
+    func next() throws -> Entry? { try move(MDB_NEXT) }
+    func previous() throws -> Entry? { try move(MDB_PREV) }
+    func current() throws -> Entry? { try move(MDB_GET_CURRENT) }
+    /// Positions at `key` exactly.
+    func find(_ key: UnsafeRawBufferPointer) throws -> Entry? { try move(MDB_SET_KEY, key: key) }
+    /// Positions at the first key greater than or equal to `key`.
+    func seek(_ key: UnsafeRawBufferPointer) throws -> Entry? { try move(MDB_SET_RANGE, key: key) }
+    /// Dupsort: the next value of the current key.
+    func nextDuplicate() throws -> Entry? { try move(MDB_NEXT_DUP) }
+    /// Dupsort: the first value of the next key.
+    func nextKey() throws -> Entry? { try move(MDB_NEXT_NODUP) }
+    /// Dupsort: positions at the exact key and value.
+    func find(_ key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Entry? {
+        try move(MDB_GET_BOTH, key: key, value: value)
+    }
+
+    /// Dupsort: the number of values of the current key.
+    func duplicateCount() throws -> Int {
+        if isClosed { throw StoreError.transactionEnded }
+        var count: Int = 0
+        let rc = mdb_cursor_count(pointer, &count)
+        if rc != 0 { throw transaction.fail(rc, "mdb_cursor_count") }
+        return count
+    }
+
+    /// Stores a value. Returns false when `MDB_NOOVERWRITE`/`MDB_NODUPDATA` found it present, or when
+    /// `MDB_APPEND` was asked for a key that is not the greatest.
+    @discardableResult
+    func put(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws -> Bool {
+        if isClosed { throw StoreError.transactionEnded }
+        try transaction.ensureUsable()
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = FaultInjection.lmdbFault(.cursorPut) ?? mdb_cursor_put(pointer, &k, &v, flags)
+        if rc == MDB_KEYEXIST { return false }
+        if rc != 0 { throw transaction.fail(rc, "mdb_cursor_put") }
+        return true
+    }
+
+    /// Deletes the entry at the cursor (with `MDB_NODUPDATA`, all values of its key).
+    func deleteCurrent(allDuplicates: Bool = false) throws {
+        if isClosed { throw StoreError.transactionEnded }
+        try transaction.ensureUsable()
+        let rc = FaultInjection.lmdbFault(.delete) ?? mdb_cursor_del(pointer, allDuplicates ? UInt32(MDB_NODUPDATA) : 0)
+        if rc != 0 { throw transaction.fail(rc, "mdb_cursor_del") }
+    }
+}
+
+/// LMDB flag values as the unsigned type the C functions take.
+enum LMDBFlags {
+    static let create = UInt32(MDB_CREATE)
+    static let dupSort = UInt32(MDB_DUPSORT)
+    static let dupFixed = UInt32(MDB_DUPFIXED)
+    static let noOverwrite = UInt32(MDB_NOOVERWRITE)
+    static let noDupData = UInt32(MDB_NODUPDATA)
+    static let append = UInt32(MDB_APPEND)
+    static let appendDup = UInt32(MDB_APPENDDUP)
+    static let current = UInt32(MDB_CURRENT)
+    static let readOnly = UInt32(MDB_RDONLY)
+    static let noTLS = UInt32(MDB_NOTLS)
+    static let noSubdirectory = UInt32(MDB_NOSUBDIR)
+    static let noReadahead = UInt32(MDB_NORDAHEAD)
+    static let noLock = UInt32(MDB_NOLOCK)
+    static let compactCopy = UInt32(MDB_CP_COMPACT)
+}

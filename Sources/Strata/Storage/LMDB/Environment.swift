@@ -1,0 +1,477 @@
+import CStrataLMDB
+import CStrataSupport
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Settings of an LMDB environment, fixed when it opens.
+struct EnvironmentConfiguration: Sendable {
+    var initialMapSize: Int
+    var maximumMapSize: Int
+    var maximumReaders: Int
+    var maximumDatabases: Int
+    var readOnly: Bool
+    /// How long growing the map waits for read transactions of this process to end.
+    var growthWaitSeconds: Double
+}
+
+/// Identity of a data file: device and inode, so that symlinks, hard links and renamed directories
+/// all find the same open environment.
+struct FileIdentity: Hashable, Sendable {
+    let device: UInt64
+    let inode: UInt64
+
+    init?(path: String) {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        device = UInt64(st.st_dev)
+        inode = UInt64(st.st_ino)
+    }
+}
+
+/// One LMDB environment (one store's files), opened once per process and shared by every `Store` handle
+/// on the same files.
+///
+/// It enforces the rules of `GUIDE.md` §2: one environment per file per process (a registry keyed by
+/// device and inode); `MDB_NOTLS`; a write transaction begins and ends on one thread under one lock;
+/// every transaction holds the resize gate shared, and the map grows under it exclusively, after which
+/// the unit of work is retried; a failed commit is never aborted; database handles are opened once,
+/// under a lock, and exported only when the transaction that opened them commits.
+final class Environment: @unchecked Sendable {
+    let pointer: OpaquePointer
+    /// The store directory.
+    let path: String
+    let identity: FileIdentity
+    let configuration: EnvironmentConfiguration
+    let openedInProcess: pid_t
+
+    private let writer = ThreadMutex()
+    private let databaseLock = ThreadMutex()
+    private let gate = ResizeGate()
+    private let readerSlots: ReaderSlots
+    private let handles = Mutex<[String: MDB_dbi]>([:])
+    private let readPool = Mutex<[PooledTransaction]>([])
+    private struct PooledTransaction: @unchecked Sendable { let pointer: OpaquePointer }
+    private let mapSize: Atomic<Int>
+    private let commitsSinceReaderCheck = Atomic<Int>(0)
+    /// Cleared readers of dead processes at open (for `strata info`).
+    private(set) var staleReadersCleared: Int = 0
+
+    private static let registry = Mutex<[FileIdentity: Lease]>([:])
+    private struct Lease: @unchecked Sendable {
+        let environment: Environment
+        var count: Int
+    }
+    private let closedFlag = Atomic<Bool>(false)
+    private static let poolCapacity = 16
+
+    var currentMapSize: Int { mapSize.load(ordering: .relaxed) }
+
+    // MARK: Opening
+
+    /// The environment for the store directory `path`, opening it if this process has not, and counting
+    /// one more user of it; every call is balanced by ``release()``.
+    /// The directory must hold a data file (the caller checks it is not empty or missing).
+    static func acquire(path: String, configuration: EnvironmentConfiguration) throws -> (environment: Environment, isNew: Bool) {
+        strata_install_fork_detector()
+        let dataPath = path + "/data.mdb"
+        guard let identity = FileIdentity(path: dataPath) else {
+            throw StoreError.corrupted(path: path, reason: .missingDataFile)
+        }
+        return try registry.withLock { entries -> (environment: Environment, isNew: Bool) in
+            if var lease = entries[identity] {
+                if lease.environment.configuration.readOnly && !configuration.readOnly { throw StoreError.readOnly }
+                if lease.environment.openedInProcess != getpid() || strata_process_forked() != 0 {
+                    throw StoreError.usedAfterFork
+                }
+                lease.count += 1
+                entries[identity] = lease
+                return (lease.environment, false)
+            }
+            let environment = try Environment(path: path, identity: identity, configuration: configuration)
+            entries[identity] = Lease(environment: environment, count: 1)
+            return (environment, true)
+        }
+    }
+
+    /// Ends one use of the environment; the last closes it, after every transaction of the process ended.
+    func release() {
+        Environment.registry.withLock { entries in
+            guard var lease = entries[identity], lease.environment === self else { return }
+            lease.count -= 1
+            if lease.count > 0 {
+                entries[identity] = lease
+                return
+            }
+            entries[identity] = nil
+            // Closing under the registry lock: no second environment on this file can open meanwhile,
+            // which would lose its POSIX locks when this one closes its descriptors.
+            close()
+        }
+    }
+
+    /// Whether the environment was closed.
+    var isClosed: Bool { closedFlag.load(ordering: .acquiring) }
+
+    private func close() {
+        guard !closedFlag.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        if strata_process_forked() != 0 || getpid() != openedInProcess {
+            // Never touch the parent's environment from a forked child.
+            return
+        }
+        writer.lock()
+        _ = gate.lockExclusive(timeout: 3600)
+        let pooled = readPool.withLock { pool -> [PooledTransaction] in
+            defer { pool.removeAll() }
+            return pool
+        }
+        for txn in pooled { mdb_txn_abort(txn.pointer) }
+        mdb_env_close(pointer)
+        gate.unlockExclusive()
+        writer.unlock()
+    }
+
+    /// Opens a new environment on a directory that nobody else can see yet (store creation).
+    static func openPrivate(path: String, configuration: EnvironmentConfiguration) throws -> Environment {
+        strata_install_fork_detector()
+        let dataPath = path + "/data.mdb"
+        if FileManager.default.fileExists(atPath: dataPath) == false {
+            _ = FileManager.default.createFile(atPath: dataPath, contents: nil)
+        }
+        guard let identity = FileIdentity(path: dataPath) else {
+            throw StoreError.permissionDenied(path: path)
+        }
+        return try Environment(path: path, identity: identity, configuration: configuration)
+    }
+
+    private init(path: String, identity: FileIdentity, configuration: EnvironmentConfiguration) throws {
+        self.path = path
+        self.identity = identity
+        self.configuration = configuration
+        self.openedInProcess = getpid()
+        self.readerSlots = ReaderSlots(count: max(1, configuration.maximumReaders - 8))
+
+        var env: OpaquePointer?
+        var rc = mdb_env_create(&env)
+        guard rc == 0, let env else {
+            throw StoreError.from(lmdb: rc, operation: "mdb_env_create", path: path)
+        }
+        func fail(_ rc: Int32, _ op: String) -> StoreError {
+            mdb_env_close(env)
+            return StoreError.from(lmdb: rc, operation: op, path: path)
+        }
+        rc = mdb_env_set_maxdbs(env, MDB_dbi(configuration.maximumDatabases))
+        if rc != 0 { throw fail(rc, "mdb_env_set_maxdbs") }
+        rc = mdb_env_set_maxreaders(env, UInt32(configuration.maximumReaders))
+        if rc != 0 { throw fail(rc, "mdb_env_set_maxreaders") }
+
+        let fileSize = Environment.fileSize(path + "/data.mdb")
+        let wanted = Environment.roundToPage(max(configuration.initialMapSize, fileSize + fileSize / 2 + (64 << 20)))
+        let initialMap = min(max(wanted, 1 << 20), max(configuration.maximumMapSize, fileSize))
+        rc = mdb_env_set_mapsize(env, initialMap)
+        if rc != 0 { throw fail(rc, "mdb_env_set_mapsize") }
+
+        var flags = LMDBFlags.noTLS
+        if configuration.readOnly { flags |= LMDBFlags.readOnly }
+        rc = mdb_env_open(env, path, flags, 0o644)
+        if rc != 0 {
+            // EAGAIN/EBUSY can come from another process opening or closing at the same instant: retry briefly.
+            var attempts = 0
+            while (rc == EAGAIN || rc == EBUSY) && attempts < 20 {
+                usleep(5_000)
+                attempts += 1
+                rc = mdb_env_open(env, path, flags, 0o644)
+            }
+            if rc != 0 { throw fail(rc, "mdb_env_open") }
+        }
+
+        // A data file shorter than its header says crashes the first reader with SIGBUS: refuse it.
+        // mdb_env_info and mdb_env_stat read only the meta pages.
+        var info = MDB_envinfo()
+        var stat = MDB_stat()
+        mdb_env_info(env, &info)
+        mdb_env_stat(env, &stat)
+        let needed = (Int(info.me_last_pgno) + 1) * Int(stat.ms_psize)
+        let actual = Environment.fileSize(path + "/data.mdb")
+        if needed > actual {
+            mdb_env_close(env)
+            throw StoreError.corrupted(path: path, reason: .truncated(expectedBytes: needed, actualBytes: actual))
+        }
+
+        self.pointer = env
+        self.mapSize = Atomic(info.me_mapsize)
+        if !configuration.readOnly {
+            var dead: Int32 = 0
+            mdb_reader_check(env, &dead)
+            staleReadersCleared = Int(dead)
+        }
+    }
+
+    /// Closes an environment opened with ``openPrivate(path:configuration:)``.
+    func closePrivate() { close() }
+
+    static func fileSize(_ path: String) -> Int {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return 0 }
+        return Int(st.st_size)
+    }
+
+    static func roundToPage(_ size: Int) -> Int {
+        let page = 1 << 20
+        return (size + page - 1) / page * page
+    }
+
+    private func checkProcess() throws {
+        if closedFlag.load(ordering: .relaxed) { throw StoreError.closed }
+        if strata_process_forked() != 0 || getpid() != openedInProcess { throw StoreError.usedAfterFork }
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a read-only transaction: a consistent snapshot, concurrent with other readers and
+    /// with the writer.
+    func read<T>(_ body: (Transaction) throws -> T) throws -> T {
+        try checkProcess()
+        readerSlots.acquire()
+        defer { readerSlots.release() }
+        while true {
+            gate.lockShared()
+            if isClosed { gate.unlockShared(); throw StoreError.closed }
+            let txn: Transaction
+            do {
+                txn = try beginRead()
+            } catch let error as MapResized {
+                _ = error
+                gate.unlockShared()
+                try adoptGrownMap()
+                continue
+            } catch {
+                gate.unlockShared()
+                throw error
+            }
+            defer { gate.unlockShared() }
+            do {
+                let result = try body(txn)
+                finishRead(txn)
+                return result
+            } catch {
+                finishRead(txn)
+                throw error
+            }
+        }
+    }
+
+    private struct MapResized: Error {}
+
+    private func beginRead() throws -> Transaction {
+        if let pooled = readPool.withLock({ $0.popLast() })?.pointer {
+            let rc = mdb_txn_renew(pooled)
+            if rc == 0 { return Transaction(pointer: pooled, isWrite: false, environment: self) }
+            mdb_txn_abort(pooled)
+            if rc == MDB_MAP_RESIZED { throw MapResized() }
+            if rc != MDB_READERS_FULL { throw StoreError.from(lmdb: rc, operation: "mdb_txn_renew", path: path) }
+        }
+        var txn: OpaquePointer?
+        var rc = FaultInjection.lmdbFault(.beginTransaction) ?? mdb_txn_begin(pointer, nil, LMDBFlags.readOnly, &txn)
+        if rc == MDB_READERS_FULL {
+            var dead: Int32 = 0
+            mdb_reader_check(pointer, &dead)
+            rc = mdb_txn_begin(pointer, nil, LMDBFlags.readOnly, &txn)
+        }
+        if rc == MDB_MAP_RESIZED { throw MapResized() }
+        guard rc == 0, let txn else { throw StoreError.from(lmdb: rc, operation: "mdb_txn_begin", path: path) }
+        return Transaction(pointer: txn, isWrite: false, environment: self)
+    }
+
+    private func finishRead(_ txn: Transaction) {
+        guard !txn.isFinished else { return }
+        if !txn.openedDatabases.isEmpty {
+            // Only a commit exports the handles opened in a read transaction.
+            try? txn.commit()
+            return
+        }
+        txn.reset()
+        let keep = readPool.withLock { pool -> Bool in
+            guard pool.count < Environment.poolCapacity else { return false }
+            pool.append(PooledTransaction(pointer: txn.pointer))
+            return true
+        }
+        if !keep { mdb_txn_abort(txn.pointer) }
+    }
+
+    /// Whether the calling thread is inside a write transaction of this environment.
+    var isWritingOnCurrentThread: Bool { writer.isHeldByCurrentThread }
+
+    /// Runs `body` in the write transaction, serialized with every other writer of the process (and, by
+    /// LMDB's lock, of other processes). If the map fills (`MDB_MAP_FULL` from a put or from commit), the
+    /// transaction is aborted, the map grown and `body` run again from the start: `body` must only have
+    /// effects through the transaction. If `body` throws, nothing it wrote is kept.
+    func write<T>(_ body: (Transaction) throws -> T) throws -> T {
+        try checkProcess()
+        if configuration.readOnly { throw StoreError.readOnly }
+        if writer.isHeldByCurrentThread { throw StoreError.nestedWriteTransaction }
+        writer.lock()
+        defer { writer.unlock() }
+        if isClosed { throw StoreError.closed }
+        while true {
+            gate.lockShared()
+            var raw: OpaquePointer?
+            let rc = FaultInjection.lmdbFault(.beginTransaction) ?? mdb_txn_begin(pointer, nil, 0, &raw)
+            if rc == MDB_MAP_RESIZED {
+                gate.unlockShared()
+                try adoptGrownMap()
+                continue
+            }
+            guard rc == 0, let raw else {
+                gate.unlockShared()
+                throw StoreError.from(lmdb: rc, operation: "mdb_txn_begin", path: path)
+            }
+            let txn = Transaction(pointer: raw, isWrite: true, environment: self)
+            do {
+                let result = try body(txn)
+                try txn.commit()
+                gate.unlockShared()
+                afterCommit()
+                return result
+            } catch {
+                txn.abort()
+                gate.unlockShared()
+                if txn.sawMapFull {
+                    try grow()
+                    continue
+                }
+                throw error
+            }
+        }
+    }
+
+    private func afterCommit() {
+        if commitsSinceReaderCheck.add(1, ordering: .relaxed).newValue >= 1024 {
+            commitsSinceReaderCheck.store(0, ordering: .relaxed)
+            var dead: Int32 = 0
+            mdb_reader_check(pointer, &dead)
+        }
+    }
+
+    /// Called by a transaction as it ends: exports or forgets the database handles it opened or deleted,
+    /// and releases the database-opening lock.
+    func transactionEnded(_ txn: Transaction, committed: Bool) {
+        if committed && (!txn.openedDatabases.isEmpty || !txn.deletedDatabases.isEmpty) {
+            handles.withLock { h in
+                for (name, dbi) in txn.openedDatabases { h[name] = dbi }
+                for name in txn.deletedDatabases { h[name] = nil }
+            }
+        }
+        if txn.holdsDatabaseLock {
+            txn.holdsDatabaseLock = false
+            databaseLock.unlock()
+        }
+    }
+
+    // MARK: Databases
+
+    /// A named database's handle, opening it in `txn` if this process has not yet. Returns nil when the
+    /// database does not exist and `create` is false.
+    func openDatabase(_ name: String, flags: UInt32, create: Bool, in txn: Transaction) throws -> MDB_dbi? {
+        if let dbi = txn.openedDatabases[name] { return dbi }
+        if !txn.deletedDatabases.contains(name), let dbi = handles.withLock({ $0[name] }) { return dbi }
+        if !txn.holdsDatabaseLock {
+            databaseLock.lock()
+            txn.holdsDatabaseLock = true
+        }
+        if !txn.deletedDatabases.contains(name), let dbi = handles.withLock({ $0[name] }) { return dbi }
+        var dbi: MDB_dbi = 0
+        let rc = FaultInjection.lmdbFault(.openDatabase)
+            ?? mdb_dbi_open(txn.pointer, name, flags | (create ? LMDBFlags.create : 0), &dbi)
+        if rc == MDB_NOTFOUND { return nil }
+        if rc != 0 { throw txn.fail(rc, "mdb_dbi_open(\(name))") }
+        txn.noteOpened(name, dbi)
+        return dbi
+    }
+
+    /// Forgets a handle (after its database was found deleted by another process).
+    func forgetDatabase(_ name: String) {
+        _ = handles.withLock { $0.removeValue(forKey: name) }
+    }
+
+    // MARK: Map size
+
+    /// Grows the map after `MDB_MAP_FULL`, or throws ``StoreError/mapFull(mapSize:ceiling:)`` at the ceiling.
+    private func grow() throws {
+        let current = currentMapSize
+        let ceiling = configuration.maximumMapSize
+        guard current < ceiling else { throw StoreError.mapFull(mapSize: current, ceiling: ceiling) }
+        let step = current < (8 << 30) ? current : (8 << 30)
+        let next = min(Environment.roundToPage(current + max(step, 1 << 20)), ceiling)
+        guard gate.lockExclusive(timeout: configuration.growthWaitSeconds) else {
+            // A read transaction of this process is still open (a pinned snapshot): the map cannot move.
+            throw StoreError.mapFull(mapSize: current, ceiling: current)
+        }
+        defer { gate.unlockExclusive() }
+        let rc = mdb_env_set_mapsize(pointer, next)
+        if rc != 0 { throw StoreError.from(lmdb: rc, operation: "mdb_env_set_mapsize", path: path) }
+        var info = MDB_envinfo()
+        mdb_env_info(pointer, &info)
+        mapSize.store(info.me_mapsize, ordering: .relaxed)
+    }
+
+    /// Adopts a map grown by another process (`MDB_MAP_RESIZED`).
+    private func adoptGrownMap() throws {
+        guard gate.lockExclusive(timeout: configuration.growthWaitSeconds) else {
+            throw StoreError.from(lmdb: MDB_MAP_RESIZED, operation: "mdb_txn_begin", path: path)
+        }
+        defer { gate.unlockExclusive() }
+        let rc = mdb_env_set_mapsize(pointer, 0)
+        if rc != 0 { throw StoreError.from(lmdb: rc, operation: "mdb_env_set_mapsize", path: path) }
+        var info = MDB_envinfo()
+        mdb_env_info(pointer, &info)
+        mapSize.store(info.me_mapsize, ordering: .relaxed)
+    }
+
+    // MARK: Information and copies
+
+    struct Info: Sendable {
+        var mapSize: Int
+        var lastPageNumber: Int
+        var pageSize: Int
+        var maximumReaders: Int
+        var readersInUse: Int
+        var lastTransactionID: Int
+    }
+
+    func info() -> Info {
+        var info = MDB_envinfo()
+        var stat = MDB_stat()
+        mdb_env_info(pointer, &info)
+        mdb_env_stat(pointer, &stat)
+        return Info(mapSize: info.me_mapsize, lastPageNumber: Int(info.me_last_pgno), pageSize: Int(stat.ms_psize),
+                    maximumReaders: Int(info.me_maxreaders), readersInUse: Int(info.me_numreaders),
+                    lastTransactionID: Int(info.me_last_txnid))
+    }
+
+    /// Clears reader slots left by dead processes; returns how many.
+    func clearStaleReaders() -> Int {
+        var dead: Int32 = 0
+        mdb_reader_check(pointer, &dead)
+        return Int(dead)
+    }
+
+    /// Writes a consistent copy of the environment into the empty directory `directory`
+    /// (`mdb_env_copy2`, optionally compacting), while other transactions go on.
+    func copy(toEmptyDirectory directory: String, compact: Bool) throws {
+        try checkProcess()
+        gate.lockShared()
+        defer { gate.unlockShared() }
+        if isClosed { throw StoreError.closed }
+        let rc = mdb_env_copy2(pointer, directory, compact ? LMDBFlags.compactCopy : 0)
+        if rc != 0 { throw StoreError.from(lmdb: rc, operation: "mdb_env_copy2", path: directory) }
+    }
+
+    /// Flushes the data file to disk.
+    func sync() throws {
+        let rc = mdb_env_sync(pointer, 1)
+        if rc != 0 { throw StoreError.from(lmdb: rc, operation: "mdb_env_sync", path: path) }
+    }
+}

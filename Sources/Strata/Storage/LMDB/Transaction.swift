@@ -1,0 +1,199 @@
+import CStrataLMDB
+import Foundation
+
+/// One LMDB transaction. Lives inside `Environment.read`/`write` closures only; never shared between
+/// threads; every value it returns points into the map and must be decoded or copied before it ends.
+final class Transaction {
+    let pointer: OpaquePointer
+    let isWrite: Bool
+    unowned let environment: Environment
+
+    private(set) var isFinished = false
+    /// An LMDB call failed in this write transaction: LMDB allows only abort from here.
+    private(set) var hasFailed = false
+    /// `MDB_MAP_FULL` was returned by a put or by commit: the unit of work is retried after growth.
+    private(set) var sawMapFull = false
+    /// Databases opened in this transaction: private to it until it commits (LMDB closes them on abort).
+    private(set) var openedDatabases: [String: MDB_dbi] = [:]
+    /// Databases deleted in this transaction: their handles close when it commits.
+    private(set) var deletedDatabases: [String] = []
+    /// Whether this transaction holds the environment's database-opening lock.
+    var holdsDatabaseLock = false
+
+    private var cursors: [Cursor] = []
+    private var cachedCursors: [MDB_dbi: Cursor] = [:]
+
+    init(pointer: OpaquePointer, isWrite: Bool, environment: Environment) {
+        self.pointer = pointer
+        self.isWrite = isWrite
+        self.environment = environment
+    }
+
+    // MARK: Errors
+
+    @inline(__always)
+    func check(_ code: Int32, _ operation: StaticString) throws {
+        guard code != 0 else { return }
+        throw fail(code, "\(operation)")
+    }
+
+    func fail(_ code: Int32, _ operation: String) -> StoreError {
+        if isWrite { hasFailed = true }
+        if code == MDB_MAP_FULL { sawMapFull = true }
+        return StoreError.from(lmdb: code, operation: operation, path: environment.path,
+                               mapSize: environment.currentMapSize, ceiling: environment.configuration.maximumMapSize)
+    }
+
+    @inline(__always)
+    func ensureUsable() throws {
+        if isFinished { throw StoreError.transactionEnded }
+        if hasFailed { throw fail(MDB_BAD_TXN, "transaction used after an error") }
+    }
+
+    // MARK: Point operations
+
+    /// The value stored under `key`, pointing into the map (valid until the next write or the end of the
+    /// transaction), or nil.
+    func get(_ dbi: MDB_dbi, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        try ensureUsable()
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val()
+        let rc = FaultInjection.lmdbFault(.get) ?? mdb_get(pointer, dbi, &k, &v)
+        if rc == MDB_NOTFOUND { return nil }
+        try check(rc, "mdb_get")
+        return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+    }
+
+    /// Stores `value` under `key`. Returns false when the key (or, for dupsort databases, the pair)
+    /// exists and `flags` holds `MDB_NOOVERWRITE` or `MDB_NODUPDATA`.
+    @discardableResult
+    func put(_ dbi: MDB_dbi, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws -> Bool {
+        try ensureUsable()
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = FaultInjection.lmdbFault(.put) ?? mdb_put(pointer, dbi, &k, &v, flags)
+        if rc == MDB_KEYEXIST { return false }
+        try check(rc, "mdb_put")
+        return true
+    }
+
+    /// Deletes `key` (or one duplicate `value` of it). Returns false when there was nothing to delete.
+    @discardableResult
+    func delete(_ dbi: MDB_dbi, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer? = nil) throws -> Bool {
+        try ensureUsable()
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        let rc: Int32
+        if let value {
+            var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+            rc = FaultInjection.lmdbFault(.delete) ?? mdb_del(pointer, dbi, &k, &v)
+        } else {
+            rc = FaultInjection.lmdbFault(.delete) ?? mdb_del(pointer, dbi, &k, nil)
+        }
+        if rc == MDB_NOTFOUND { return false }
+        try check(rc, "mdb_del")
+        return true
+    }
+
+    /// Empties a database (`delete: false`) or deletes it and closes its handle at commit (`delete: true`).
+    func drop(_ dbi: MDB_dbi, delete: Bool) throws {
+        try ensureUsable()
+        let rc = FaultInjection.lmdbFault(.drop) ?? mdb_drop(pointer, dbi, delete ? 1 : 0)
+        try check(rc, "mdb_drop")
+    }
+
+    /// The number of entries (keys, counting duplicates) in a database, in constant time.
+    func entryCount(_ dbi: MDB_dbi) throws -> Int {
+        try ensureUsable()
+        var stat = MDB_stat()
+        try check(mdb_stat(pointer, dbi, &stat), "mdb_stat")
+        return stat.ms_entries
+    }
+
+    /// Page statistics of a database.
+    func statistics(_ dbi: MDB_dbi) throws -> MDB_stat {
+        try ensureUsable()
+        var stat = MDB_stat()
+        try check(mdb_stat(pointer, dbi, &stat), "mdb_stat")
+        return stat
+    }
+
+    /// Opens (or with `create`, creates) a named database. Returns nil when it does not exist.
+    func openDatabase(_ name: String, flags: UInt32, create: Bool) throws -> MDB_dbi? {
+        try ensureUsable()
+        return try environment.openDatabase(name, flags: flags, create: create, in: self)
+    }
+
+    func noteOpened(_ name: String, _ dbi: MDB_dbi) { openedDatabases[name] = dbi }
+
+    /// Deletes a named database; its handle closes when this transaction commits.
+    func deleteDatabase(_ name: String, _ dbi: MDB_dbi) throws {
+        try drop(dbi, delete: true)
+        deletedDatabases.append(name)
+        openedDatabases[name] = nil
+    }
+
+    // MARK: Cursors
+
+    /// A new cursor on `dbi`, closed when the transaction ends.
+    func cursor(_ dbi: MDB_dbi) throws -> Cursor {
+        try ensureUsable()
+        var c: OpaquePointer?
+        try check(mdb_cursor_open(pointer, dbi, &c), "mdb_cursor_open")
+        guard let c else { throw fail(EINVAL, "mdb_cursor_open") }
+        let cursor = Cursor(pointer: c, transaction: self)
+        cursors.append(cursor)
+        return cursor
+    }
+
+    /// A cursor on `dbi` shared by point operations of this transaction (appends, lookups).
+    func sharedCursor(_ dbi: MDB_dbi) throws -> Cursor {
+        if let c = cachedCursors[dbi], !c.isClosed { return c }
+        let c = try cursor(dbi)
+        cachedCursors[dbi] = c
+        return c
+    }
+
+    // MARK: Ending
+
+    /// Commits. LMDB frees the transaction whatever the outcome, so it is never aborted afterwards.
+    func commit() throws {
+        try ensureUsable()
+        endCursors()
+        isFinished = true
+        let rc: Int32
+        if let injected = FaultInjection.lmdbFault(.commit) {
+            // The real commit does not run: free the transaction as LMDB's failed commit would.
+            mdb_txn_abort(pointer)
+            rc = injected
+        } else {
+            rc = mdb_txn_commit(pointer)
+        }
+        environment.transactionEnded(self, committed: rc == 0)
+        if rc != 0 { throw fail(rc, "mdb_txn_commit") }
+    }
+
+    /// Aborts, unless the transaction already ended.
+    func abort() {
+        guard !isFinished else { return }
+        endCursors()
+        isFinished = true
+        mdb_txn_abort(pointer)
+        environment.transactionEnded(self, committed: false)
+    }
+
+    /// For read transactions returned to the pool: closes cursors and resets instead of aborting.
+    func reset() {
+        guard !isFinished else { return }
+        endCursors()
+        isFinished = true
+        mdb_txn_reset(pointer)
+        environment.transactionEnded(self, committed: false)
+    }
+
+    private func endCursors() {
+        for c in cursors { c.transactionEnding(closeExplicitly: !isWrite) }
+        cursors.removeAll()
+        cachedCursors.removeAll()
+    }
+
+}

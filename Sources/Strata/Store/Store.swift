@@ -1,0 +1,173 @@
+import Foundation
+import Synchronization
+
+/// A store of objects on disk, which knows the model that wrote it.
+///
+/// Open a store with the app's current schema. When the store was written by an older model, pass a
+/// ``MigrationPlan`` and the store migrates itself in place before `open` returns; without a plan, `open`
+/// throws ``StoreError/migrationRequired(from:to:)`` and writes nothing.
+///
+/// ```swift
+/// let store = try Store.open(at: url, schema: Posts.v4, plan: Posts.plan)
+/// try store.write { context in
+///     try context.insert("Post", ["postID": .uuid(UUID()), "hexColor": "#FF0000", "date": .date(.now)])
+/// }
+/// let count = try store.read { try $0.count("Post") }
+/// ```
+///
+/// `Store` is `Sendable`: share one handle between threads and tasks. Reads run concurrently with each other
+/// and with the (single) writer. Opening the same files again in the process returns a handle on the same
+/// LMDB environment, as LMDB requires.
+///
+/// ## Topics
+/// ### Opening
+/// - ``open(at:schema:configuration:)``
+/// - ``open(at:schema:plan:configuration:)``
+/// - ``openRecorded(at:configuration:)``
+/// - ``temporary(schema:)``
+/// ### Transactions
+/// - ``read(_:)-1w7ph``
+/// - ``write(_:)-5i5zt``
+/// ### Maintenance
+/// - ``backup(to:compact:)``
+/// - ``info()``
+/// - ``verify()``
+/// - ``close()``
+public final class Store: Sendable {
+    /// The store's directory.
+    public let url: URL
+    let environment: Environment
+    let model: BoundModel
+    private let closed = Atomic<Bool>(false)
+    private let removesDirectoryOnClose: Bool
+
+    init(url: URL, environment: Environment, model: BoundModel, removesDirectoryOnClose: Bool = false) {
+        self.url = url
+        self.environment = environment
+        self.model = model
+        self.removesDirectoryOnClose = removesDirectoryOnClose
+    }
+
+    deinit { close() }
+
+    /// The model this handle reads and writes with.
+    public var schema: Schema { model.schema }
+
+    // MARK: Opening
+
+    /// Opens (or creates) the store at `url` for `schema`.
+    ///
+    /// Fails with ``StoreError/migrationRequired(from:to:)`` when the store was written by a model with other
+    /// version hashes, and with ``StoreError/storeNewerThanModel(store:app:)`` when by a newer one; in both
+    /// cases the store's files are not written. Differences that do not change how objects are stored
+    /// (indexes, unique constraints, default values) are applied at open.
+    public static func open(at url: URL, schema: Schema, configuration: StoreConfiguration = StoreConfiguration()) throws -> Store {
+        try StoreOpener(url: url, configuration: configuration).open(schema: schema, plan: nil)
+    }
+
+    /// Opens (or creates) the store at `url` for `schema`, migrating it along `plan` when it was written by
+    /// an earlier model version (unless ``MigrationOptions/migratesAtOpen`` is false).
+    public static func open(at url: URL, schema: Schema, plan: MigrationPlan,
+                            configuration: StoreConfiguration = StoreConfiguration()) throws -> Store {
+        try StoreOpener(url: url, configuration: configuration).open(schema: schema, plan: plan)
+    }
+
+    /// Opens an existing store with the model recorded in it, for tools that inspect stores they did not
+    /// write (the dynamic API only). Never creates a store.
+    public static func openRecorded(at url: URL, configuration: StoreConfiguration = StoreConfiguration()) throws -> Store {
+        var configuration = configuration
+        configuration.createIfMissing = false
+        return try StoreOpener(url: url, configuration: configuration).openRecorded()
+    }
+
+    /// A new store in a fresh temporary directory, removed when the store is closed: the equivalent of
+    /// Core Data's in-memory store, for tests and previews.
+    public static func temporary(schema: Schema, configuration: StoreConfiguration = StoreConfiguration()) throws -> Store {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-\(UUID().uuidString)")
+        var configuration = configuration
+        configuration.createIfMissing = true
+        configuration.initialMapSize = min(configuration.initialMapSize, 64 << 20)
+        return try StoreOpener(url: url, configuration: configuration).open(schema: schema, plan: nil, removesDirectoryOnClose: true)
+    }
+
+    /// Closes the handle. Other handles on the same files stay open; the files close with the last one.
+    /// Using the handle afterwards throws ``StoreError/closed``.
+    public func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        environment.release()
+        if removesDirectoryOnClose, environment.isClosed {
+            try? FileManager.default.removeItem(at: url)
+        }
+    }
+
+    /// Whether ``close()`` was called.
+    public var isClosed: Bool { closed.load(ordering: .acquiring) }
+
+    // MARK: Transactions
+
+    /// Runs `body` with a read context on a consistent snapshot of the store.
+    ///
+    /// Read transactions run concurrently with each other and with writes; `body` sees none of the writes
+    /// that commit while it runs.
+    /// - Throws: what `body` throws; ``StoreError/modelChanged(path:)`` when the store was migrated by another
+    ///   handle or process since this one opened.
+    public func read<T>(_ body: (ReadContext) throws -> T) throws -> T {
+        if isClosed { throw StoreError.closed }
+        return try environment.read { txn in
+            try checkGeneration(txn)
+            let context = ReadContext(txn: txn, model: model)
+            return try body(context)
+        }
+    }
+
+    /// Runs `body` with a write context; everything it does commits together when it returns, or nothing
+    /// when it throws.
+    ///
+    /// Writes are serialized. `body` runs on the calling thread and may run more than once: when the store
+    /// must grow its map, the transaction is rolled back, the map grown, and `body` run again, so `body`
+    /// should have no effects outside the context.
+    /// - Throws: what `body` throws; ``StoreError/migrationInProgress(ownerPID:)`` while another process
+    ///   migrates the store; ``StoreError/nestedWriteTransaction`` inside another write on this thread.
+    public func write<T>(_ body: (WriteContext) throws -> T) throws -> T {
+        if isClosed { throw StoreError.closed }
+        return try environment.write { txn in
+            let state = try checkGeneration(txn)
+            if state.migrating { throw StoreError.migrationInProgress(ownerPID: nil) }
+            let context = WriteContext(txn: txn, model: model)
+            let result = try body(context)
+            try context.finish()
+            return result
+        }
+    }
+
+    /// Runs `body` in a read transaction on a background thread.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (ReadContext) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Store.readQueue.async {
+                continuation.resume(with: Result { try self.read(body) })
+            }
+        }
+    }
+
+    /// Runs `body` in the write transaction on the store's writer thread. No `await` can happen inside a
+    /// write transaction: LMDB requires it to begin and end on one thread.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (WriteContext) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Store.writeQueue.async {
+                continuation.resume(with: Result { try self.write(body) })
+            }
+        }
+    }
+
+    private static let readQueue = DispatchQueue(label: "strata.read", attributes: .concurrent)
+    private static let writeQueue = DispatchQueue(label: "strata.write")
+
+    @discardableResult
+    private func checkGeneration(_ txn: Transaction) throws -> StateRecord {
+        guard let state = try model.meta.read(.state, in: txn, StateRecord.init(decoding:)) else {
+            throw StoreError.corrupted(path: url.path, reason: .metadata("the state record is missing"))
+        }
+        if state.generation != model.generation { throw StoreError.modelChanged(path: url.path) }
+        return state
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+
+/// How a store is opened.
+///
+/// The defaults suit an app's store: created when missing, a map that starts at 1 GiB of address space
+/// and grows by itself up to 1 TiB, LMDB's full durability (every commit is on disk when it returns).
+public struct StoreConfiguration: Sendable {
+    /// Creates the store when nothing exists at the path (or the directory is empty). Default true.
+    public var createIfMissing: Bool = true
+    /// Opens the store read-only: writes and migrations throw ``StoreError/readOnly``.
+    public var readOnly: Bool = false
+    /// The address space mapped at first (it is not memory used); the store grows it as it fills.
+    public var initialMapSize: Int = 1 << 30
+    /// The largest the store may grow; past it writes throw ``StoreError/mapFull(mapSize:ceiling:)``.
+    public var maximumMapSize: Int = 1 << 40
+    /// LMDB's reader table size. Read transactions beyond it wait for a slot.
+    public var maximumReaders: Int = 510
+    /// The most LMDB databases (entities, relationships and indexes, across migrations) the store may hold.
+    public var maximumDatabases: Int = 1024
+    /// How long growing the map waits for this process's open read transactions to end.
+    public var mapGrowthWaitSeconds: Double = 10
+    /// How migrations run when the store's model differs from the app's.
+    public var migration: MigrationOptions = MigrationOptions()
+
+    public init() {}
+
+    /// The default configuration with other migration options.
+    public init(migration: MigrationOptions) {
+        self.migration = migration
+    }
+
+    func environmentConfiguration(databases: Int) -> EnvironmentConfiguration {
+        EnvironmentConfiguration(
+            initialMapSize: initialMapSize,
+            maximumMapSize: max(maximumMapSize, 1 << 20),
+            maximumReaders: max(maximumReaders, 16),
+            maximumDatabases: databases,
+            readOnly: readOnly,
+            growthWaitSeconds: mapGrowthWaitSeconds)
+    }
+}

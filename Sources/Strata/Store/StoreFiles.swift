@@ -1,0 +1,106 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What is at a store path, checked before LMDB touches anything: LMDB takes an empty or missing
+/// `data.mdb` for a new store, and crashes on a truncated one.
+enum StoreFiles {
+    enum State {
+        /// Nothing at the path.
+        case missing
+        /// An empty directory.
+        case emptyDirectory
+        /// A directory with a non-empty `data.mdb`.
+        case existing
+    }
+
+    static func inspect(_ path: String) throws -> State {
+        var st = stat()
+        if lstat(path, &st) != 0 {
+            if errno == ENOENT { return .missing }
+            if errno == EACCES { throw StoreError.permissionDenied(path: path) }
+            throw StoreError.ioError(errno: errno, operation: "stat \(path)")
+        }
+        var target = st
+        if (st.st_mode & S_IFMT) == S_IFLNK {
+            guard stat(path, &target) == 0 else { throw StoreError.notAStore(path: path, reason: "it is a dangling symbolic link") }
+        }
+        guard (target.st_mode & S_IFMT) == S_IFDIR else {
+            throw StoreError.notAStore(path: path, reason: "it is a file; a store is a directory holding data.mdb and lock.mdb")
+        }
+        let data = path + "/data.mdb"
+        var ds = stat()
+        if stat(data, &ds) != 0 {
+            let contents = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+            if contents.isEmpty { return .emptyDirectory }
+            if contents.contains("lock.mdb") {
+                throw StoreError.corrupted(path: path, reason: .missingDataFile)
+            }
+            throw StoreError.notAStore(path: path, reason: "the directory holds other files and no data.mdb")
+        }
+        guard (ds.st_mode & S_IFMT) == S_IFREG else {
+            throw StoreError.notAStore(path: path, reason: "data.mdb is not a regular file")
+        }
+        if ds.st_size == 0 { throw StoreError.corrupted(path: path, reason: .emptyDataFile) }
+        if access(data, R_OK) != 0 { throw StoreError.permissionDenied(path: data) }
+        return .existing
+    }
+
+    /// Flushes a directory's entries (after a rename into it).
+    static func syncDirectory(_ path: String) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+
+    /// The parent directory of `path`.
+    static func parent(of path: String) -> String {
+        (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
+    }
+
+    /// Removes leftovers of interrupted creations or backups next to `path` (older than ten minutes).
+    static func removeStaleTemporaries(near path: String) {
+        let parent = parent(of: path)
+        let base = (path as NSString).lastPathComponent
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return }
+        let prefix = ".\(base).strata-tmp-"
+        for name in names where name.hasPrefix(prefix) {
+            let full = parent + "/" + name
+            if let attrs = try? FileManager.default.attributesOfItem(atPath: full),
+               let modified = attrs[.modificationDate] as? Date, Date().timeIntervalSince(modified) > 600 {
+                try? FileManager.default.removeItem(atPath: full)
+            }
+        }
+    }
+
+    /// A new, unique temporary directory next to `path`, on the same file system (for atomic renames).
+    static func makeTemporaryDirectory(near path: String) throws -> String {
+        let parent = parent(of: path)
+        let base = (path as NSString).lastPathComponent
+        let temp = parent + "/.\(base).strata-tmp-\(UUID().uuidString)"
+        do {
+            try FileManager.default.createDirectory(atPath: temp, withIntermediateDirectories: false)
+        } catch {
+            if !FileManager.default.fileExists(atPath: parent) {
+                throw StoreError.notFound(path: parent)
+            }
+            throw StoreError.permissionDenied(path: parent)
+        }
+        return temp
+    }
+
+    /// Renames `temporary` to `path` atomically (replacing an empty directory), then syncs the parent.
+    /// Returns false when `path` was created meanwhile by someone else (the temporary is removed).
+    static func publish(_ temporary: String, at path: String) throws -> Bool {
+        if rename(temporary, path) != 0 {
+            let code = errno
+            try? FileManager.default.removeItem(atPath: temporary)
+            if code == ENOTEMPTY || code == EEXIST { return false }
+            throw StoreError.ioError(errno: code, operation: "rename to \(path)")
+        }
+        syncDirectory(parent(of: path))
+        return true
+    }
+}

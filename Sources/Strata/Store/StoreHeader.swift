@@ -1,0 +1,90 @@
+import CStrataLMDB
+import Foundation
+
+/// Strata's metadata as read at open: what wrote the store, the model identity, the state and the catalog.
+struct StoreHeader {
+    var format: FormatRecord
+    var identity: IdentityRecord
+    var state: StateRecord
+    var catalog: Catalog
+    var history: [String]
+    var hasJournal: Bool
+    let meta: MetaTable
+
+    /// Reads the header, or throws ``StoreError/notAStore(path:reason:)`` when the LMDB environment holds no
+    /// Strata metadata, ``StoreError/unsupportedFormat(path:found:supported:)`` for a newer format.
+    static func read(in txn: Transaction, path: String) throws -> StoreHeader {
+        guard let dbi = try txn.openDatabase(MetaTable.databaseName, flags: 0, create: false) else {
+            throw StoreError.notAStore(path: path, reason: "the LMDB environment holds no Strata metadata")
+        }
+        let meta = MetaTable(dbi: dbi, path: path)
+        guard let format = try meta.read(.format, in: txn, FormatRecord.init(decoding:)) else {
+            throw StoreError.notAStore(path: path, reason: "the LMDB environment holds no Strata format record")
+        }
+        guard format.formatVersion <= FormatRecord.currentVersion else {
+            throw StoreError.unsupportedFormat(path: path, found: "\(format.formatVersion) (written by Strata \(format.strataVersion))",
+                                               supported: "\(FormatRecord.currentVersion)")
+        }
+        func required<T>(_ key: MetaKey, _ decode: (UnsafeRawBufferPointer) throws -> T) throws -> T {
+            guard let value = try meta.read(key, in: txn, decode) else {
+                throw StoreError.corrupted(path: path, reason: .metadata("the \(key.rawValue) record is missing"))
+            }
+            return value
+        }
+        return StoreHeader(
+            format: format,
+            identity: try required(.identity, IdentityRecord.init(decoding:)),
+            state: try required(.state, StateRecord.init(decoding:)),
+            catalog: try required(.catalog, Catalog.init(decoding:)),
+            history: try meta.read(.history, in: txn, HistoryRecord.decode) ?? [],
+            hasJournal: try meta.get(.journal, in: txn) != nil,
+            meta: meta)
+    }
+
+    /// The model recorded in the store.
+    func recordedSchema(in txn: Transaction) throws -> Schema {
+        guard let json = try meta.get(.model, in: txn) else {
+            throw StoreError.corrupted(path: meta.path, reason: .metadata("the model record is missing"))
+        }
+        do {
+            return try Schema(jsonData: Data(json))
+        } catch {
+            throw StoreError.corrupted(path: meta.path, reason: .metadata("the recorded model: \(error)"))
+        }
+    }
+
+    /// Opens every database the catalog names (in `txn`) and binds `schema` to them.
+    func bind(_ schema: Schema, in txn: Transaction) throws -> BoundModel {
+        var handles: [String: MDB_dbi] = [:]
+        for name in catalog.entities.map(\.database) + catalog.relationships.map(\.database) + catalog.indexes.map(\.database) {
+            guard let dbi = try txn.openDatabase(name, flags: BoundModel.databaseFlags(name), create: false) else {
+                throw StoreError.corrupted(path: meta.path, reason: .metadata("the database \(name) is missing"))
+            }
+            handles[name] = dbi
+        }
+        do {
+            return try BoundModel(schema: schema, catalog: catalog, generation: state.generation, meta: meta, handles: handles)
+        } catch {
+            throw StoreError.corrupted(path: meta.path, reason: .metadata(error.reason))
+        }
+    }
+}
+
+/// Writes the metadata of a store for a model (creation and migrations).
+enum StoreMetadataWriter {
+    static func writeModel(_ schema: Schema, catalog: Catalog, history: [String], generation: UInt64,
+                           meta: MetaTable, in txn: Transaction) throws {
+        try meta.put(.model, Array(schema.jsonData(prettyPrinted: false)), in: txn)
+        try meta.put(.identity, IdentityRecord(schema: schema).encoded(), in: txn)
+        try meta.put(.catalog, catalog.encoded(), in: txn)
+        try meta.put(.history, HistoryRecord.encode(history), in: txn)
+        try meta.put(.state, StateRecord(generation: generation, migrating: false).encoded(), in: txn)
+    }
+
+    /// Creates (empty) every database the catalog names.
+    static func createDatabases(of catalog: Catalog, in txn: Transaction) throws {
+        for name in catalog.entities.map(\.database) + catalog.relationships.map(\.database) + catalog.indexes.map(\.database) {
+            _ = try txn.openDatabase(name, flags: BoundModel.databaseFlags(name), create: true)
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// Opens a store: checks its files, creates it when missing, reads its metadata, decides whether it is
+/// ready, must be migrated, or cannot be opened, and binds the app's model to it.
+struct StoreOpener {
+    let url: URL
+    let configuration: StoreConfiguration
+    var path: String { url.standardizedFileURL.path }
+
+    func open(schema: Schema, plan: MigrationPlan?, removesDirectoryOnClose: Bool = false) throws -> Store {
+        let environment = try acquireEnvironment(creatingFor: schema)
+        do {
+            let model = try StoreOpening.openModel(environment: environment.environment, isNewEnvironment: environment.isNew,
+                                                   schema: schema, plan: plan, configuration: configuration)
+            return Store(url: url, environment: environment.environment, model: model,
+                         removesDirectoryOnClose: removesDirectoryOnClose)
+        } catch {
+            environment.environment.release()
+            throw error
+        }
+    }
+
+    func openRecorded() throws -> Store {
+        let environment = try acquireEnvironment(creatingFor: nil)
+        do {
+            let model = try environment.environment.read { txn -> BoundModel in
+                let header = try StoreHeader.read(in: txn, path: path)
+                let schema = try header.recordedSchema(in: txn)
+                return try header.bind(schema, in: txn)
+            }
+            return Store(url: url, environment: environment.environment, model: model)
+        } catch {
+            environment.environment.release()
+            throw error
+        }
+    }
+
+    private func acquireEnvironment(creatingFor schema: Schema?) throws -> (environment: Environment, isNew: Bool) {
+        switch try StoreFiles.inspect(path) {
+        case .missing, .emptyDirectory:
+            guard configuration.createIfMissing, !configuration.readOnly, let schema else {
+                throw StoreError.notFound(path: path)
+            }
+            try StoreCreation.create(at: path, schema: schema, configuration: configuration)
+            _ = try StoreFiles.inspect(path)
+        case .existing:
+            break
+        }
+        return try Environment.acquire(path: path, configuration: configuration.environmentConfiguration(databases: configuration.maximumDatabases))
+    }
+}
