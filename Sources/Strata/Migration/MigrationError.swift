@@ -19,6 +19,9 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
     case interrupted(source: String, destination: String, phase: String, entity: String?, underlying: StoreError)
     /// The plan has no route from the store's version to the app's.
     case noRoute(from: String, to: String)
+    /// ``MigrationOptions/shouldStop`` asked the migration to stop; it stopped between two batches and
+    /// resumes from there when run again.
+    case stopped(source: String, destination: String)
 
     public var description: String {
         switch self {
@@ -33,6 +36,8 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
             return "The migration \(s) → \(d) stopped during \(phase)\(entity.map { " of \($0)" } ?? ""): \(underlying) Open the store again to resume from the last committed batch."
         case .noRoute(let from, let to):
             return "The migration plan has no route from \(from) to \(to)."
+        case .stopped(let s, let d):
+            return "The migration \(s) → \(d) stopped after its last committed batch; run it again (or open the store) to resume."
         }
     }
 }

@@ -28,6 +28,9 @@ public struct MigrationOptions: Sendable {
     /// Where debug-level lines about each step, entity and batch go (the analogue of Core Data's
     /// `-com.apple.CoreData.MigrationDebug`).
     public var logger: Logger = Logger(label: "strata.migration")
+    /// Asked before every batch; when it returns true the migration stops after the batch it just committed
+    /// and throws ``MigrationError/stopped(source:destination:)``. Running the migration again resumes it.
+    public var shouldStop: (@Sendable () -> Bool)? = nil
 
     public init() {}
 }

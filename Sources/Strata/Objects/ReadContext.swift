@@ -86,7 +86,7 @@ public class ReadContext {
     }
 
     func linkedIDs(_ id: UInt64, _ r: RelationshipBinding) throws -> [UInt64] {
-        let cursor = try txn.cursor(r.dbi)
+        let cursor = try txn.sharedCursor(r.dbi)
         var out: [UInt64] = []
         try ObjectKey.with(id) { key in
             guard var entry = try cursor.find(key) else { return }
@@ -107,7 +107,7 @@ public class ReadContext {
     }
 
     func linkCount(_ id: UInt64, _ r: RelationshipBinding) throws -> Int {
-        let cursor = try txn.cursor(r.dbi)
+        let cursor = try txn.sharedCursor(r.dbi)
         return try ObjectKey.with(id) { key in
             guard try cursor.find(key) != nil else { return 0 }
             return try cursor.duplicateCount()
@@ -129,7 +129,7 @@ public class ReadContext {
     func indexLookup(_ binding: EntityBinding, attribute: Int, index: IndexBinding, value: Value) throws -> [UInt64] {
         let key = IndexKey.encode(value)
         guard key.count <= 511 else { throw StoreError.keyTooLong(length: key.count, maximum: 511) }
-        let cursor = try txn.cursor(index.dbi)
+        let cursor = try txn.sharedCursor(index.dbi)
         var ids: [UInt64] = []
         try key.withUnsafeBytes { k in
             guard var entry = try cursor.find(k) else { return }

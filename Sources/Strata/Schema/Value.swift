@@ -182,7 +182,7 @@ extension Value: Hashable {
 }
 
 extension Value: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
-    ExpressibleByBooleanLiteral, ExpressibleByNilLiteral
+    ExpressibleByBooleanLiteral, ExpressibleByNilLiteral, ExpressibleByStringInterpolation
 {
     public init(stringLiteral value: String) { self = .string(value) }
     public init(integerLiteral value: Int64) { self = .int64(value) }

@@ -49,7 +49,7 @@ public class MigrationContext {
     public func destinations(for source: ObjectID, entity: String? = nil) throws -> [ObjectID] {
         let tag = try entity.map { try runner.destination.entity($0).tag }
         var out: [UInt64] = []
-        let cursor = try txn.cursor(associations)
+        let cursor = try txn.sharedCursor(associations)
         try ObjectKey.with(source.rawValue) { key in
             guard var entry = try cursor.find(key) else { return }
             while true {

@@ -135,6 +135,7 @@ final class StepRunner {
             do {
                 try runTask(task)
             } catch let error as MigrationError {
+                if case .stopped = error { throw error }
                 try failed(error)
             } catch let error as StoreError where !Self.isEnvironmental(error) {
                 try failed(.stageFailed(source: sourceVersion, destination: destinationVersion, entity: task.entity,
@@ -196,6 +197,9 @@ final class StepRunner {
                  beforeCommit: ((Transaction) throws -> Void)? = nil,
                  finish: ((Transaction, inout MigrationJournal) throws -> Void)? = nil) throws {
         while true {
+            if options.shouldStop?() == true {
+                throw MigrationError.stopped(source: sourceVersion, destination: destinationVersion)
+            }
             let start = journal
             let (next, done) = try environment.write { txn -> (MigrationJournal, Bool) in
                 var j = start

@@ -1,0 +1,154 @@
+import Foundation
+
+/// The whole migration a store would go through, before anything runs: every step, each entity's
+/// mapping, the records each step touches, and whether a step rewrites records or changes metadata only.
+/// Made by ``Store/explainMigration(at:schema:plan:configuration:)``; `strata plan` prints it.
+public struct MigrationExplanation: Sendable, CustomStringConvertible {
+    /// One step of the route.
+    public struct Step: Sendable {
+        public var source: String
+        public var destination: String
+        /// Whether a custom stage runs the step.
+        public var isCustom: Bool
+        /// The inferred mapping (nil when the step cannot be inferred; see ``diagnostics``).
+        public var mapping: InferredMapping?
+        /// Why the step cannot be inferred, if it cannot.
+        public var diagnostics: [MigrationDiagnostic]
+        /// The step's tasks, in order.
+        public var tasks: [String]
+        /// Whether any record is rewritten (otherwise the step changes metadata, and reads records only to
+        /// check them or build indexes).
+        public var rewritesRecords: Bool
+        /// Objects per source entity at the step's start (estimated after a custom step: nil).
+        public var recordCounts: [String: Int?]
+        /// Records the step reads or writes (rewrites, checks, index builds, policy passes).
+        public var recordsTouched: Int?
+    }
+
+    /// The store's version, and whether it is already at the app's.
+    public var storeVersion: String
+    public var isUpToDate: Bool
+    public var steps: [Step]
+
+    public var description: String {
+        if isUpToDate { return "The store is at \(storeVersion), the app's version: nothing to migrate." }
+        var lines = ["The store is at \(storeVersion); \(steps.count) step\(steps.count == 1 ? "" : "s") to \(steps.last?.destination ?? "?"):"]
+        for (i, step) in steps.enumerated() {
+            let kind = step.isCustom ? "custom stage" : "lightweight"
+            let cost = step.rewritesRecords ? "rewrites records" : "metadata only"
+            let touched = step.recordsTouched.map { "touches \($0) record\($0 == 1 ? "" : "s")" } ?? "touches an unknown number of records"
+            lines.append("")
+            lines.append("Step \(i + 1): \(step.source) → \(step.destination) (\(kind), \(cost), \(touched))")
+            if !step.diagnostics.isEmpty {
+                lines.append("  Cannot be inferred:")
+                for d in step.diagnostics { lines.append("    - \(d)") }
+                continue
+            }
+            for entity in step.mapping?.entities ?? [] {
+                let count: String = {
+                    guard let s = entity.sourceName, let c = step.recordCounts[s] else { return "" }
+                    return c.map { " (\($0) object\($0 == 1 ? "" : "s"))" } ?? " (? objects)"
+                }()
+                switch (entity.sourceName, entity.destinationName) {
+                case (nil, let d?): lines.append("  \(d): added")
+                case (let s?, nil): lines.append("  \(s)\(count): removed")
+                case (let s?, let d?):
+                    let how = entity.requiresRewrite ? "rewritten" : "copied"
+                    lines.append("  \(d)\(count): \(s == d ? how : "renamed from \(s), \(how)")")
+                    for a in entity.attributes where a.description != "\(a.name): copied" { lines.append("    \(a)") }
+                    for a in entity.droppedAttributes { lines.append("    \(a): dropped") }
+                    for r in entity.relationships where r.description != "\(r.name): copied" { lines.append("    \(r)") }
+                    for r in entity.droppedRelationships { lines.append("    \(r): dropped") }
+                    for i in entity.indexesAdded { lines.append("    index on \(i): built") }
+                    for i in entity.indexesDropped { lines.append("    index on \(i): dropped") }
+                    for u in entity.uniquenessAdded { lines.append("    \(u): made unique (existing values checked)") }
+                default: break
+                }
+            }
+            lines.append("  Tasks: " + step.tasks.joined(separator: ", "))
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension Store {
+    /// Explains the migration the store at `url` would need to reach `schema` (along `plan`, or inferred
+    /// from the model recorded in the store). Writes nothing.
+    public static func explainMigration(at url: URL, schema: Schema, plan: MigrationPlan? = nil,
+                                        configuration: StoreConfiguration = StoreConfiguration()) throws -> MigrationExplanation {
+        var configuration = configuration
+        configuration.createIfMissing = false
+        let path = url.standardizedFileURL.path
+        guard case .existing = try StoreFiles.inspect(path) else { throw StoreError.notFound(path: path) }
+        let (environment, _) = try Environment.acquire(path: path, configuration: configuration.environmentConfiguration(databases: configuration.maximumDatabases))
+        defer { environment.release() }
+        let effectivePlan = try plan ?? MigrationPlan(schemas: [schema])
+        let driver = MigrationDriver(environment: environment, schema: schema, plan: effectivePlan, configuration: configuration)
+        let header = try driver.readHeader()
+        let recorded = try environment.read { try header.recordedSchema(in: $0) }
+        var counts: [String: Int?] = try environment.read { txn in
+            var out: [String: Int?] = [:]
+            for e in header.catalog.entities {
+                if let dbi = try txn.openDatabase(e.database, flags: 0, create: false) { out[e.name] = try txn.entryCount(dbi) }
+            }
+            return out
+        }
+        guard case .migrate(let targets) = try driver.decide(header) else {
+            return MigrationExplanation(storeVersion: header.identity.versionIdentifier, isUpToDate: true, steps: [])
+        }
+        var steps: [MigrationExplanation.Step] = []
+        var source = recorded
+        var catalog = header.catalog
+        for target in targets {
+            let stage = effectivePlan.stage(from: source.versionIdentifier, to: target.versionIdentifier)
+            let isCustom = !(stage?.isLightweight ?? true)
+            do {
+                let mapping = try InferredMapping.infer(
+                    from: source, to: target,
+                    through: effectivePlan.schemas(between: source.versionIdentifier, and: target.versionIdentifier),
+                    scriptedEntities: Set(stage?.scripts.map(\.entity) ?? []),
+                    policyEntities: Set(stage?.passes.flatMap { $0 }.map(\.sourceEntity) ?? []))
+                let stepPlan = try StepPlanner.plan(source: source, sourceCatalog: catalog, destination: target, mapping: mapping, stage: stage)
+                var touched: Int? = 0
+                for task in stepPlan.tasks {
+                    let entity: String?
+                    switch task {
+                    case .rewrite(_, let s): entity = s
+                    case .checkMaximumLinks(let e, _, _), .checkMinimumLinks(let e, _, _): entity = e
+                    case .checkUniqueIndex(let e, _), .buildIndex(let e, _), .checkRequired(let e):
+                        entity = mapping.entity(e)?.sourceName ?? e
+                    case .instances(let p, let m), .relationships(let p, let m):
+                        entity = stage.map { $0.passes[p][m].sourceEntity }
+                    default: entity = nil
+                    }
+                    if let entity {
+                        if let c = counts[entity], let c { touched = touched.map { $0 + c } } else { touched = nil }
+                    }
+                }
+                steps.append(MigrationExplanation.Step(
+                    source: source.versionIdentifier, destination: target.versionIdentifier, isCustom: isCustom,
+                    mapping: mapping, diagnostics: [], tasks: stepPlan.tasks.map(\.description),
+                    rewritesRecords: stepPlan.tasks.contains { if case .rewrite = $0 { return true }; if case .instances = $0 { return true }; return false },
+                    recordCounts: counts, recordsTouched: touched))
+                var next: [String: Int?] = [:]
+                for e in mapping.entities {
+                    guard let d = e.destinationName else { continue }
+                    if stepPlan.kinds[d] == .built { next[d] = e.sourceName == nil && !isCustom ? 0 : Int?.none }
+                    else { next[d] = e.sourceName.flatMap { counts[$0] } ?? 0 }
+                }
+                counts = next
+                catalog = stepPlan.destinationCatalog
+            } catch let error as MigrationError {
+                var diagnostics: [MigrationDiagnostic] = []
+                if case .cannotInfer(_, _, let d) = error { diagnostics = d }
+                steps.append(MigrationExplanation.Step(
+                    source: source.versionIdentifier, destination: target.versionIdentifier, isCustom: isCustom,
+                    mapping: nil, diagnostics: diagnostics, tasks: [], rewritesRecords: false, recordCounts: counts, recordsTouched: nil))
+                counts = [:]
+                catalog = Catalog.initial(for: target)
+            }
+            source = target
+        }
+        return MigrationExplanation(storeVersion: header.identity.versionIdentifier, isUpToDate: false, steps: steps)
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+
+/// What a store holds and how it is stored: the answer of ``Store/info()`` and `strata info`.
+public struct StoreInfo: Sendable, Codable, Hashable {
+    /// One entity of the store's model.
+    public struct EntityInfo: Sendable, Codable, Hashable {
+        public var name: String
+        public var versionHash: String
+        public var objectCount: Int
+        /// Physical layouts the entity's records are in (more than one after metadata-only migrations).
+        public var layoutCount: Int
+    }
+
+    /// A migration that has not finished.
+    public struct MigrationState: Sendable, Codable, Hashable {
+        public var sourceVersion: String
+        public var destinationVersion: String
+        public var task: String
+        public var phase: String
+        public var entity: String?
+        public var completed: Int
+        public var total: Int?
+        public var taskIndex: Int
+        public var taskCount: Int
+        public var batches: Int
+        public var ownerPID: Int32
+        public var startedAt: Date
+    }
+
+    public var path: String
+    /// The store format version, and the versions of Strata and LMDB that created the store.
+    public var formatVersion: Int
+    public var createdByStrata: String
+    public var createdWithLMDB: String
+    public var createdAt: Date
+    /// The LMDB library this process uses.
+    public var lmdbVersion: String
+    /// The version identifier of the model that wrote the store, and the versions it went through.
+    public var modelVersion: String
+    public var modelFingerprint: String
+    public var history: [String]
+    public var entities: [EntityInfo]
+    public var fileSize: Int
+    public var mapSize: Int
+    public var pageSize: Int
+    public var pagesUsed: Int
+    /// Reader slots of dead processes cleared when this process opened the store.
+    public var staleReadersCleared: Int
+    public var readersInUse: Int
+    public var maximumReaders: Int
+    public var generation: UInt64
+    public var migration: MigrationState?
+}
+
+extension Store {
+    /// Describes the store: format, model, entities with their version hashes and object counts, sizes,
+    /// and any migration in progress.
+    public func info() throws -> StoreInfo {
+        if isClosed { throw StoreError.closed }
+        let env = environment.info()
+        let path = url.standardizedFileURL.path
+        return try environment.read { txn in
+            let header = try StoreHeader.read(in: txn, path: path)
+            let recorded = try header.recordedSchema(in: txn)
+            var entities: [StoreInfo.EntityInfo] = []
+            for entity in recorded.entities {
+                guard let entry = header.catalog.entity(named: entity.name),
+                      let dbi = try txn.openDatabase(entry.database, flags: 0, create: false) else { continue }
+                entities.append(StoreInfo.EntityInfo(
+                    name: entity.name, versionHash: recorded.entityVersionHashes[entity.name]?.hex ?? "",
+                    objectCount: try txn.entryCount(dbi), layoutCount: entry.layouts.count))
+            }
+            var migration: StoreInfo.MigrationState? = nil
+            if let journal = try header.meta.read(.journal, in: txn, MigrationJournal.decode) {
+                let task = journal.currentTask
+                var total: Int? = nil
+                if let name = task?.entity, let entry = header.catalog.entity(named: name) ?? (try? Catalog(decoding: journal.destinationCatalog.withUnsafeBytes { $0 }))?.entity(named: name),
+                   let dbi = try txn.openDatabase(entry.database, flags: 0, create: false) {
+                    total = try txn.entryCount(dbi)
+                }
+                migration = StoreInfo.MigrationState(
+                    sourceVersion: journal.sourceVersion, destinationVersion: journal.destinationVersion,
+                    task: task?.description ?? "done", phase: task?.phase.rawValue ?? "completed", entity: task?.entity,
+                    completed: journal.completed, total: total, taskIndex: journal.taskIndex, taskCount: journal.tasks.count,
+                    batches: journal.batches, ownerPID: journal.ownerPID, startedAt: Date(timeIntervalSince1970: journal.startedAt))
+            }
+            return StoreInfo(
+                path: path, formatVersion: Int(header.format.formatVersion), createdByStrata: header.format.strataVersion,
+                createdWithLMDB: header.format.lmdbVersion, createdAt: Date(timeIntervalSince1970: header.format.createdAt),
+                lmdbVersion: LMDBStatus.libraryVersion, modelVersion: header.identity.versionIdentifier,
+                modelFingerprint: header.identity.fingerprint.hex, history: header.history, entities: entities,
+                fileSize: Environment.fileSize(path + "/data.mdb"), mapSize: env.mapSize, pageSize: env.pageSize,
+                pagesUsed: env.lastPageNumber + 1, staleReadersCleared: environment.staleReadersCleared,
+                readersInUse: env.readersInUse, maximumReaders: env.maximumReaders,
+                generation: header.state.generation, migration: migration)
+        }
+    }
+
+    /// Writes a consistent copy of the store into `destination` (a directory that must not exist) while
+    /// the store stays in use — `mdb_env_copy2`, compacted by default (free pages left out). The copy is
+    /// made beside `destination` and renamed into place, so a crash never leaves a partial backup there.
+    public func backup(to destination: URL, compact: Bool = true) throws {
+        if isClosed { throw StoreError.closed }
+        try StoreBackup.copy(environment: environment, to: destination.standardizedFileURL.path, compact: compact)
+    }
+}
