@@ -88,6 +88,26 @@ public final class WriteContext: ReadContext {
         return DynamicObject(id: ObjectID(rawValue: id), binding: binding, values: row)
     }
 
+    /// Inserts an object under a given identifier (importing or copying objects between stores). The
+    /// identifier must not be in use in the entity; identifiers allocated later are greater than it.
+    /// - Throws: ``StoreError/uniqueConstraintViolation(entity:attribute:value:existing:)`` with attribute
+    ///   `"id"` when the identifier is taken, and the errors of ``insert(_:_:)``.
+    @discardableResult
+    public func insert(_ entity: String, id: ObjectID, _ values: [String: Value]) throws -> DynamicObject {
+        let binding = try binding(entity)
+        if try exists(id.rawValue, binding) {
+            throw StoreError.uniqueConstraintViolation(entity: entity, attribute: "id", value: id.description, existing: id)
+        }
+        var row = binding.initialValues
+        for (name, value) in values {
+            guard let i = binding.attributeIndex[name] else { throw StoreError.unknownAttribute(entity: entity, name: name) }
+            row[i] = value
+        }
+        try reserveIDs(through: id.rawValue)
+        _ = try insertRow(binding, &row, id: id.rawValue)
+        return DynamicObject(id: id, binding: binding, values: row)
+    }
+
     /// Inserts a new object given every attribute's value in declaration order: the fastest way to load
     /// many objects.
     @discardableResult
