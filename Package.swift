@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "Strata", targets: ["Strata"]),
         .executable(name: "strata", targets: ["StrataCLI"]),
         .executable(name: "strata-example", targets: ["StrataExample"]),
+        .library(name: "StrataTestKit", targets: ["StrataTestKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
@@ -42,9 +43,14 @@ let package = Package(
             name: "StrataCLI",
             dependencies: ["Strata", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .executableTarget(name: "StrataExample", dependencies: ["Strata"]),
+        // The tutorial apps (posts, books, notes) as frozen version chains, for the example and the tests.
+        .target(name: "StrataTutorials", dependencies: ["Strata"]),
+        // Helpers for apps to test their own migrations.
+        .target(name: "StrataTestKit", dependencies: ["Strata"]),
+        .executableTarget(name: "StrataExample", dependencies: ["Strata", "StrataTutorials"]),
         .target(name: "StrataTestSupport", dependencies: ["Strata"], path: "Tests/StrataTestSupport"),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataTestSupport"]),
+        .testTarget(name: "StrataCustomMigrationTests", dependencies: ["Strata", "StrataTutorials", "StrataTestKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

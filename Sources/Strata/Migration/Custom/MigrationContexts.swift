@@ -236,6 +236,7 @@ extension StepRunner {
     func runInstances(pass: Int, mapping index: Int) throws {
         guard let stage, pass < stage.passes.count, index < stage.passes[pass].count else { return try single { _, _ in } }
         let m = stage.passes[pass][index]
+        currentPass = pass
         let binding = try source.entity(m.sourceEntity)
         let total = try environment.read { try $0.entryCount(binding.dbi) }
         var context: InstanceMigrationContext? = nil
@@ -262,6 +263,7 @@ extension StepRunner {
     func runRelationships(pass: Int, mapping index: Int) throws {
         guard let stage, pass < stage.passes.count, index < stage.passes[pass].count else { return try single { _, _ in } }
         let m = stage.passes[pass][index]
+        currentPass = pass
         let binding = try source.entity(m.sourceEntity)
         let total = try environment.read { try $0.entryCount(binding.dbi) }
         var context: RelationshipMigrationContext? = nil

@@ -26,6 +26,8 @@ final class StepRunner {
     /// The destination model without indexes on entities whose indexes are built by the step.
     let destinationForWrites: BoundModel
     var kinds: [String: StepPlan.EntityKind]
+    /// The custom stage's pass being run (for progress reports).
+    var currentPass = 0
     private var logger: Logger { options.logger }
 
     static let associationDatabase = "m.assoc"
@@ -256,7 +258,8 @@ final class StepRunner {
         }
     }
 
-    func report(_ phase: MigrationProgress.Phase, entity: String?, completed: Int, total: Int, pass: Int = 0) {
+    func report(_ phase: MigrationProgress.Phase, entity: String?, completed: Int, total: Int, pass: Int? = nil) {
+        let pass = pass ?? currentPass
         guard let progress = options.progress else { return }
         progress(MigrationProgress(stepIndex: stepIndex, stepCount: stepCount, sourceVersion: sourceVersion,
                                    destinationVersion: destinationVersion, phase: phase, pass: pass,

@@ -1,0 +1,100 @@
+import Foundation
+import Strata
+
+/// The notes app: an attribute added; an attribute replaced by an entity linked by a to-one relationship;
+/// that to-one turned into a to-many keeping the existing links.
+///
+/// - v1: `Note(title, body, category)` (category is a string)
+/// - v2: `pinned` added, default false (lightweight)
+/// - v3: the `category` string becomes a `Category` entity (one per distinct name), linked by the to-one
+///   `Note.category` ↔ `Category.notes` (a custom stage with a lookup table)
+/// - v4: `Note.category` becomes the to-many `Note.categories` (renaming identifier; lightweight, links kept)
+public enum NotesApp {
+    public static let v1: Schema = frozen {
+        try Schema("v1") {
+            Entity("Note") {
+                Attribute("title", .string)
+                Attribute("body", .string)
+                Attribute("category", .string)
+            }
+        }
+    }
+
+    public static let v2: Schema = frozen {
+        try Schema("v2") {
+            Entity("Note") {
+                Attribute("title", .string)
+                Attribute("body", .string)
+                Attribute("category", .string)
+                Attribute("pinned", .bool).defaultValue(false)
+            }
+        }
+    }
+
+    public static let v3: Schema = frozen {
+        try Schema("v3") {
+            Entity("Note") {
+                Attribute("title", .string)
+                Attribute("body", .string)
+                Attribute("pinned", .bool).defaultValue(false)
+                Relationship("category", to: "Category", inverse: "notes")
+            }
+            Entity("Category") {
+                Attribute("name", .string).unique()
+                Relationship("notes", to: "Note", inverse: "category", toMany: true)
+            }
+        }
+    }
+
+    public static let v4: Schema = frozen {
+        try Schema("v4") {
+            Entity("Note") {
+                Attribute("title", .string)
+                Attribute("body", .string)
+                Attribute("pinned", .bool).defaultValue(false)
+                Relationship("categories", to: "Category", inverse: "notes", toMany: true).renamed(from: "category")
+            }
+            Entity("Category") {
+                Attribute("name", .string).unique()
+                Relationship("notes", to: "Note", inverse: "categories", toMany: true)
+            }
+        }
+    }
+
+    public static let versions = [v1, v2, v3, v4]
+
+    public static let categoriesStage = MigrationStage.custom(
+        from: "v2", to: "v3",
+        entityMappings: [
+            .transform("Note", destinations: ["Category"], instances: { note, context in
+                try context.insertInferred(for: note)
+                let name = note["category"]
+                _ = try context.lookupOrInsert("categories", key: name, entity: "Category", values: ["name": name])
+            }, relationships: { note, context in
+                if let category = try context.lookup("categories", note["category"]) {
+                    try context.link(note.id, of: "Note", "category", to: category)
+                }
+            }),
+        ])
+
+    public static let plan: MigrationPlan = frozen { try MigrationPlan(schemas: versions, stages: [categoriesStage]) }
+
+    public static let categoryNames = ["work", "home", "ideas", "travel", "reading", "errands", "health"]
+
+    /// Fills a store at `version` with `count` notes; note i has category `categoryNames[i % 7]` and is pinned
+    /// when i is a multiple of 5 (from v2 on).
+    public static func fill(_ context: WriteContext, version: String, count: Int) throws {
+        var categories: [String: DynamicObject] = [:]
+        for i in 0..<count {
+            let name = categoryNames[i % categoryNames.count]
+            var values: [String: Value] = ["title": .string("Note \(i)"), "body": .string("Body of note \(i).")]
+            if version == "v1" || version == "v2" { values["category"] = .string(name) }
+            if version != "v1" { values["pinned"] = .bool(i % 5 == 0) }
+            let note = try context.insert("Note", values)
+            if version == "v3" || version == "v4" {
+                if categories[name] == nil { categories[name] = try context.insert("Category", ["name": .string(name)]) }
+                try context.link(note, version == "v3" ? "category" : "categories", to: categories[name]!)
+            }
+        }
+    }
+}
