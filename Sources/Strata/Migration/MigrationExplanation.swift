@@ -21,8 +21,14 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
         public var rewritesRecords: Bool
         /// Objects per source entity at the step's start (estimated after a custom step: nil).
         public var recordCounts: [String: Int?]
-        /// Records the step reads or writes (rewrites, checks, index builds, policy passes).
-        public var recordsTouched: Int?
+        /// Records the step reads or writes (rewrites, checks, index builds, policy passes) that are known
+        /// before it runs; objects a custom stage creates add to it (see ``recordsTouchedIsLowerBound``).
+        public var recordsTouched: Int
+        /// Whether the step also touches objects created during the step, whose number is not known before.
+        public var recordsTouchedIsLowerBound: Bool
+        /// How each destination entity is produced: `"metadata"` (same records, new metadata), `"rewritten"`
+        /// (every record rewritten), or `"created"` (by a custom stage's policies, or a new entity).
+        public var entityHandling: [String: String]
     }
 
     /// The store's version, and whether it is already at the app's.
@@ -36,7 +42,7 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
         for (i, step) in steps.enumerated() {
             let kind = step.isCustom ? "custom stage" : "lightweight"
             let cost = step.rewritesRecords ? "rewrites records" : "metadata only"
-            let touched = step.recordsTouched.map { "touches \($0) record\($0 == 1 ? "" : "s")" } ?? "touches an unknown number of records"
+            let touched = "touches \(step.recordsTouchedIsLowerBound ? "at least " : "")\(step.recordsTouched) record\(step.recordsTouched == 1 ? "" : "s")"
             lines.append("")
             lines.append("Step \(i + 1): \(step.source) → \(step.destination) (\(kind), \(cost), \(touched))")
             if !step.diagnostics.isEmpty {
@@ -53,7 +59,12 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
                 case (nil, let d?): lines.append("  \(d): added")
                 case (let s?, nil): lines.append("  \(s)\(count): removed")
                 case (let s?, let d?):
-                    let how = entity.requiresRewrite ? "rewritten" : "copied"
+                    let how: String
+                    switch step.entityHandling[d] {
+                    case "created": how = "created by the custom stage from \(s)"
+                    case "rewritten": how = "every record rewritten"
+                    default: how = "metadata only"
+                    }
                     lines.append("  \(d)\(count): \(s == d ? how : "renamed from \(s), \(how)")")
                     for a in entity.attributes where a.description != "\(a.name): copied" { lines.append("    \(a)") }
                     for a in entity.droppedAttributes { lines.append("    \(a): dropped") }
@@ -109,7 +120,8 @@ extension Store {
                     scriptedEntities: Set(stage?.scripts.map(\.entity) ?? []),
                     policyEntities: Set(stage?.passes.flatMap { $0 }.map(\.sourceEntity) ?? []))
                 let stepPlan = try StepPlanner.plan(source: source, sourceCatalog: catalog, destination: target, mapping: mapping, stage: stage)
-                var touched: Int? = 0
+                var touched = 0
+                var lowerBound = false
                 for task in stepPlan.tasks {
                     let entity: String?
                     switch task {
@@ -122,14 +134,21 @@ extension Store {
                     default: entity = nil
                     }
                     if let entity {
-                        if let c = counts[entity], let c { touched = touched.map { $0 + c } } else { touched = nil }
+                        if let c = counts[entity], let c { touched += c } else { lowerBound = true }
                     }
                 }
                 steps.append(MigrationExplanation.Step(
                     source: source.versionIdentifier, destination: target.versionIdentifier, isCustom: isCustom,
                     mapping: mapping, diagnostics: [], tasks: stepPlan.tasks.map(\.description),
                     rewritesRecords: stepPlan.tasks.contains { if case .rewrite = $0 { return true }; if case .instances = $0 { return true }; return false },
-                    recordCounts: counts, recordsTouched: touched))
+                    recordCounts: counts, recordsTouched: touched, recordsTouchedIsLowerBound: lowerBound,
+                    entityHandling: stepPlan.kinds.mapValues { kind in
+                        switch kind {
+                        case .carried: "metadata"
+                        case .rewritten: "rewritten"
+                        case .built: "created"
+                        }
+                    }))
                 var next: [String: Int?] = [:]
                 for e in mapping.entities {
                     guard let d = e.destinationName else { continue }
@@ -143,7 +162,8 @@ extension Store {
                 if case .cannotInfer(_, _, let d) = error { diagnostics = d }
                 steps.append(MigrationExplanation.Step(
                     source: source.versionIdentifier, destination: target.versionIdentifier, isCustom: isCustom,
-                    mapping: nil, diagnostics: diagnostics, tasks: [], rewritesRecords: false, recordCounts: counts, recordsTouched: nil))
+                    mapping: nil, diagnostics: diagnostics, tasks: [], rewritesRecords: false, recordCounts: counts,
+                    recordsTouched: 0, recordsTouchedIsLowerBound: true, entityHandling: [:]))
                 counts = [:]
                 catalog = Catalog.initial(for: target)
             }
