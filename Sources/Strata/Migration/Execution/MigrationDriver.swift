@@ -129,7 +129,12 @@ struct MigrationDriver {
         let destination: Schema? = plan?.schema(journal.destinationVersion).flatMap { $0.fingerprint.hex == journal.destinationFingerprint ? $0 : nil }
             ?? (schema.fingerprint.hex == journal.destinationFingerprint ? schema : nil)
         let switched = journal.currentTask == .didMigrate
-        let usable = destination != nil && (!journal.hasStage || stage != nil) && allowMigration
+        let continuable = destination != nil && (!journal.hasStage || stage != nil)
+        if continuable && !allowMigration {
+            // The app will migrate later (migratesAtOpen off): keep the work done so far.
+            throw StoreError.migrationRequired(from: journal.sourceVersion, to: journal.destinationVersion)
+        }
+        let usable = continuable && allowMigration
         if !usable {
             if switched {
                 // Only didMigrate remains; without its stage the step cannot finish here.
