@@ -91,7 +91,7 @@ extension Store {
         configuration.createIfMissing = false
         let path = url.standardizedFileURL.path
         guard case .existing = try StoreFiles.inspect(path) else { throw StoreError.notFound(path: path) }
-        let (environment, _) = try Environment.acquire(path: path, configuration: configuration.environmentConfiguration(databases: configuration.maximumDatabases))
+        let (environment, _) = try Environment.acquire(path: path, configuration: configuration.environmentConfiguration(databases: configuration.databases(for: [schema] + (plan?.schemas ?? []))))
         defer { environment.release() }
         let effectivePlan = try plan ?? MigrationPlan(schemas: [schema])
         let driver = MigrationDriver(environment: environment, schema: schema, plan: effectivePlan, configuration: configuration)

@@ -15,8 +15,10 @@ public struct StoreConfiguration: Sendable {
     public var maximumMapSize: Int = 1 << 40
     /// LMDB's reader table size. Read transactions beyond it wait for a slot.
     public var maximumReaders: Int = 510
-    /// The most LMDB databases (entities, relationships and indexes, across migrations) the store may hold.
-    public var maximumDatabases: Int = 1024
+    /// The fewest LMDB databases (entities, relationships, indexes, and their staging copies during a
+    /// migration) the store can hold; raised to fit the models a store is opened or migrated with.
+    /// LMDB allocates per-transaction tables of this size, so a small number keeps transactions cheap.
+    public var maximumDatabases: Int = 128
     /// How long growing the map waits for this process's open read transactions to end.
     public var mapGrowthWaitSeconds: Double = 10
     /// How migrations run when the store's model differs from the app's.
@@ -27,6 +29,15 @@ public struct StoreConfiguration: Sendable {
     /// The default configuration with other migration options.
     public init(migration: MigrationOptions) {
         self.migration = migration
+    }
+
+    /// The databases needed for `schemas`: each entity, relationship and index may exist live, staged and
+    /// retired at once during a migration.
+    func databases(for schemas: [Schema]) -> Int {
+        let largest = schemas.map { s in
+            s.entities.reduce(0) { $0 + 1 + $1.relationships.count + $1.attributes.filter(\.isIndexed).count }
+        }.max() ?? 0
+        return max(maximumDatabases, 3 * largest + 16)
     }
 
     func environmentConfiguration(databases: Int) -> EnvironmentConfiguration {

@@ -9,7 +9,7 @@ enum StoreCreation {
         StoreFiles.removeStaleTemporaries(near: path)
         let temp = try StoreFiles.makeTemporaryDirectory(near: path)
         do {
-            let environment = try Environment.openPrivate(path: temp, configuration: configuration.environmentConfiguration(databases: configuration.maximumDatabases))
+            let environment = try Environment.openPrivate(path: temp, configuration: configuration.environmentConfiguration(databases: configuration.databases(for: [schema])))
             defer { environment.closePrivate() }
             try environment.write { txn in
                 guard let dbi = try txn.openDatabase(MetaTable.databaseName, flags: 0, create: true) else {

@@ -8,7 +8,7 @@ struct StoreOpener {
     var path: String { url.standardizedFileURL.path }
 
     func open(schema: Schema, plan: MigrationPlan?, removesDirectoryOnClose: Bool = false) throws -> Store {
-        let environment = try acquireEnvironment(creatingFor: schema)
+        let environment = try acquireEnvironment(creatingFor: schema, databases: configuration.databases(for: [schema] + (plan?.schemas ?? [])))
         do {
             let model = try StoreOpening.openModel(environment: environment.environment, isNewEnvironment: environment.isNew,
                                                    schema: schema, plan: plan, configuration: configuration)
@@ -21,7 +21,7 @@ struct StoreOpener {
     }
 
     func openRecorded() throws -> Store {
-        let environment = try acquireEnvironment(creatingFor: nil)
+        let environment = try acquireEnvironment(creatingFor: nil, databases: configuration.maximumDatabases * 2)
         do {
             let model = try environment.environment.read { txn -> BoundModel in
                 let header = try StoreHeader.read(in: txn, path: path)
@@ -35,7 +35,7 @@ struct StoreOpener {
         }
     }
 
-    private func acquireEnvironment(creatingFor schema: Schema?) throws -> (environment: Environment, isNew: Bool) {
+    private func acquireEnvironment(creatingFor schema: Schema?, databases: Int) throws -> (environment: Environment, isNew: Bool) {
         switch try StoreFiles.inspect(path) {
         case .missing, .emptyDirectory:
             guard configuration.createIfMissing, !configuration.readOnly, let schema else {
@@ -46,6 +46,6 @@ struct StoreOpener {
         case .existing:
             break
         }
-        return try Environment.acquire(path: path, configuration: configuration.environmentConfiguration(databases: configuration.maximumDatabases))
+        return try Environment.acquire(path: path, configuration: configuration.environmentConfiguration(databases: databases))
     }
 }
