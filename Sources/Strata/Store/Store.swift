@@ -26,8 +26,8 @@ import Synchronization
 /// - ``openRecorded(at:configuration:)``
 /// - ``temporary(schema:)``
 /// ### Transactions
-/// - ``read(_:)-1w7ph``
-/// - ``write(_:)-5i5zt``
+/// - ``read(_:)``
+/// - ``write(_:)``
 /// ### Maintenance
 /// - ``backup(to:compact:)``
 /// - ``info()``
