@@ -39,11 +39,13 @@ final class BoundModel: Sendable {
         entityIndex[name].map { entities[$0] }
     }
 
-    /// LMDB flags of a database, from its name's kind letter.
+    /// LMDB flags of a database, from its name: links (`l…`), indexes (`i…`) and a migration's associations
+    /// are sorted duplicates of fixed size; records, metadata and lookup tables are plain.
     static func databaseFlags(_ name: String) -> UInt32 {
+        if name == StepRunner.associationDatabase { return LMDBFlags.dupSort | LMDBFlags.dupFixed }
         switch name.first {
-        case "l", "i": LMDBFlags.dupSort | LMDBFlags.dupFixed
-        default: 0
+        case "l", "i": return LMDBFlags.dupSort | LMDBFlags.dupFixed
+        default: return 0
         }
     }
 }

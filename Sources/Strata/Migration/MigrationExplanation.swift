@@ -87,13 +87,14 @@ extension Store {
     /// from the model recorded in the store). Writes nothing.
     public static func explainMigration(at url: URL, schema: Schema, plan: MigrationPlan? = nil,
                                         configuration: StoreConfiguration = StoreConfiguration()) throws -> MigrationExplanation {
-        var configuration = configuration
-        configuration.createIfMissing = false
-        let path = url.standardizedFileURL.path
-        guard case .existing = try StoreFiles.inspect(path) else { throw StoreError.notFound(path: path) }
-        let (environment, _) = try Environment.acquire(path: path, configuration: configuration.environmentConfiguration(databases: configuration.databases(for: [schema] + (plan?.schemas ?? []))))
-        defer { environment.release() }
         let effectivePlan = try plan ?? MigrationPlan(schemas: [schema])
+        return try StoreOpener.withExistingEnvironment(at: url, configuration: configuration, schemas: [schema] + effectivePlan.schemas) { environment, configuration in
+            try explain(environment: environment, configuration: configuration, schema: schema, plan: effectivePlan)
+        }
+    }
+
+    private static func explain(environment: Environment, configuration: StoreConfiguration, schema: Schema,
+                                plan effectivePlan: MigrationPlan) throws -> MigrationExplanation {
         let driver = MigrationDriver(environment: environment, schema: schema, plan: effectivePlan, configuration: configuration)
         let header = try driver.readHeader()
         let recorded = try environment.read { try header.recordedSchema(in: $0) }

@@ -18,15 +18,11 @@ extension Store {
     @discardableResult
     public static func migrate(at url: URL, schema: Schema, plan: MigrationPlan? = nil,
                                configuration: StoreConfiguration = StoreConfiguration()) throws -> Int {
-        var configuration = configuration
-        configuration.createIfMissing = false
-        let path = url.standardizedFileURL.path
-        guard case .existing = try StoreFiles.inspect(path) else { throw StoreError.notFound(path: path) }
-        let (environment, _) = try Environment.acquire(path: path, configuration: configuration.environmentConfiguration(databases: configuration.databases(for: [schema] + (plan?.schemas ?? []))))
-        defer { environment.release() }
         let effectivePlan = try plan ?? MigrationPlan(schemas: [schema])
-        let driver = MigrationDriver(environment: environment, schema: schema, plan: effectivePlan, configuration: configuration)
-        return try driver.bringUpToDate(allowMigration: true)
+        return try StoreOpener.withExistingEnvironment(at: url, configuration: configuration, schemas: [schema] + effectivePlan.schemas) { environment, configuration in
+            let driver = MigrationDriver(environment: environment, schema: schema, plan: effectivePlan, configuration: configuration)
+            return try driver.bringUpToDate(allowMigration: true)
+        }
     }
 
     /// Whether the store at `url` needs a migration to reach `plan`'s current schema, without changing it.
@@ -38,17 +34,14 @@ extension Store {
     /// Writes nothing.
     public static func migrationRoute(at url: URL, schema: Schema, plan: MigrationPlan?,
                                       configuration: StoreConfiguration = StoreConfiguration()) throws -> [String] {
-        var configuration = configuration
-        configuration.createIfMissing = false
-        let path = url.standardizedFileURL.path
-        guard case .existing = try StoreFiles.inspect(path) else { throw StoreError.notFound(path: path) }
-        let (environment, _) = try Environment.acquire(path: path, configuration: configuration.environmentConfiguration(databases: configuration.databases(for: [schema] + (plan?.schemas ?? []))))
-        defer { environment.release() }
-        let driver = MigrationDriver(environment: environment, schema: schema, plan: try plan ?? MigrationPlan(schemas: [schema]), configuration: configuration)
-        let header = try driver.readHeader()
-        switch try driver.decide(header) {
-        case .upToDate: return [header.identity.versionIdentifier]
-        case .migrate(let targets): return [header.identity.versionIdentifier] + targets.map(\.versionIdentifier)
+        let effectivePlan = try plan ?? MigrationPlan(schemas: [schema])
+        return try StoreOpener.withExistingEnvironment(at: url, configuration: configuration, schemas: [schema] + effectivePlan.schemas) { environment, configuration in
+            let driver = MigrationDriver(environment: environment, schema: schema, plan: effectivePlan, configuration: configuration)
+            let header = try driver.readHeader()
+            switch try driver.decide(header) {
+            case .upToDate: return [header.identity.versionIdentifier]
+            case .migrate(let targets): return [header.identity.versionIdentifier] + targets.map(\.versionIdentifier)
+            }
         }
     }
 }

@@ -48,4 +48,18 @@ struct StoreOpener {
         }
         return try Environment.acquire(path: path, configuration: configuration.environmentConfiguration(databases: databases))
     }
+
+    /// Runs `body` with the environment of an existing store (never creating one), sized for `schemas`:
+    /// for operations on a store that is not opened for use (migrate, explain).
+    static func withExistingEnvironment<T>(at url: URL, configuration: StoreConfiguration, schemas: [Schema],
+                                           _ body: (Environment, StoreConfiguration) throws -> T) throws -> T {
+        var configuration = configuration
+        configuration.createIfMissing = false
+        let path = url.standardizedFileURL.path
+        guard case .existing = try StoreFiles.inspect(path) else { throw StoreError.notFound(path: path) }
+        let (environment, _) = try Environment.acquire(
+            path: path, configuration: configuration.environmentConfiguration(databases: configuration.databases(for: schemas)))
+        defer { environment.release() }
+        return try body(environment, configuration)
+    }
 }

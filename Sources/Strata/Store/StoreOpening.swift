@@ -29,7 +29,7 @@ enum StoreOpening {
                   var catalog = try header.meta.read(.catalog, in: txn, Catalog.init(decoding:)) else { return }
             let live = Set(catalog.entities.map(\.database) + catalog.relationships.map(\.database) + catalog.indexes.map(\.database))
             for name in catalog.garbage where !live.contains(name) {
-                let flags: UInt32 = name == StepRunner.associationDatabase ? (LMDBFlags.dupSort | LMDBFlags.dupFixed) : BoundModel.databaseFlags(name)
+                let flags = BoundModel.databaseFlags(name)
                 if let dbi = try txn.openDatabase(name, flags: flags, create: false) {
                     try txn.deleteDatabase(name, dbi)
                 }

@@ -234,53 +234,49 @@ public final class RelationshipMigrationContext: MigrationContext {
 
 extension StepRunner {
     func runInstances(pass: Int, mapping index: Int) throws {
-        guard let stage, pass < stage.passes.count, index < stage.passes[pass].count else { return try single { _, _ in } }
-        let m = stage.passes[pass][index]
-        currentPass = pass
-        let binding = try source.entity(m.sourceEntity)
-        let total = try environment.read { try $0.entryCount(binding.dbi) }
-        var context: InstanceMigrationContext? = nil
-        try batched(over: binding.dbi, phase: .instances, entity: m.sourceEntity, total: total) { txn, e, id, _ in
-            if context == nil || context?.txn !== txn {
-                let writer = WriteContext(txn: txn, model: self.destinationForWrites)
-                writer.checksMinimumCounts = false
-                context = try InstanceMigrationContext(runner: self, txn: txn, writer: writer, mapping: m)
-            }
-            guard let context else { return 0 }
-            let object = DynamicObject(id: ObjectID(rawValue: id), binding: binding, values: try binding.decodeValues(e.value, id: id))
+        try runPass(pass: pass, mapping: index, phase: .instances, bytesPerObject: 256) { runner, txn, writer, m in
+            try InstanceMigrationContext(runner: runner, txn: txn, writer: writer, mapping: m)
+        } visit: { m, object, context in
             context.current = object
-            do {
-                try m.policy.createDestinationInstances(for: object, in: context)
-            } catch {
-                throw self.stageFailure(error, entity: m.sourceEntity, object: object.id)
-            }
-            return 256
-        } beforeCommit: { _ in
-            try context?.writer.finish()
+            try m.policy.createDestinationInstances(for: object, in: context)
         }
     }
 
     func runRelationships(pass: Int, mapping index: Int) throws {
+        try runPass(pass: pass, mapping: index, phase: .relationships, bytesPerObject: 128) { runner, txn, writer, _ in
+            try RelationshipMigrationContext(runner: runner, txn: txn, writer: writer)
+        } visit: { m, object, context in
+            try m.policy.createRelationships(for: object, in: context)
+        }
+    }
+
+    /// Visits every source object of one entity mapping of a pass, in batches, with a context (one per
+    /// transaction) that writes destination objects and links.
+    private func runPass<Context: MigrationContext>(
+        pass: Int, mapping index: Int, phase: MigrationProgress.Phase, bytesPerObject: Int,
+        makeContext: (StepRunner, Transaction, WriteContext, EntityMapping) throws -> Context,
+        visit: (EntityMapping, DynamicObject, Context) throws -> Void
+    ) throws {
         guard let stage, pass < stage.passes.count, index < stage.passes[pass].count else { return try single { _, _ in } }
         let m = stage.passes[pass][index]
         currentPass = pass
         let binding = try source.entity(m.sourceEntity)
         let total = try environment.read { try $0.entryCount(binding.dbi) }
-        var context: RelationshipMigrationContext? = nil
-        try batched(over: binding.dbi, phase: .relationships, entity: m.sourceEntity, total: total) { txn, e, id, _ in
+        var context: Context? = nil
+        try batched(over: binding.dbi, phase: phase, entity: m.sourceEntity, total: total) { txn, e, id, _ in
             if context == nil || context?.txn !== txn {
                 let writer = WriteContext(txn: txn, model: self.destinationForWrites)
                 writer.checksMinimumCounts = false
-                context = try RelationshipMigrationContext(runner: self, txn: txn, writer: writer)
+                context = try makeContext(self, txn, writer, m)
             }
             guard let context else { return 0 }
             let object = DynamicObject(id: ObjectID(rawValue: id), binding: binding, values: try binding.decodeValues(e.value, id: id))
             do {
-                try m.policy.createRelationships(for: object, in: context)
+                try visit(m, object, context)
             } catch {
                 throw self.stageFailure(error, entity: m.sourceEntity, object: object.id)
             }
-            return 128
+            return bytesPerObject
         } beforeCommit: { _ in
             try context?.writer.finish()
         }
