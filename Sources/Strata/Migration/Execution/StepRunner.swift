@@ -98,7 +98,7 @@ final class StepRunner {
         try FaultInjection.point("journal.beforeBegin")
         try environment.write { txn in
             for name in staging {
-                let flags: UInt32 = name == associationDatabase ? (LMDBFlags.dupSort | LMDBFlags.dupFixed) : BoundModel.databaseFlags(name)
+                let flags = BoundModel.databaseFlags(name)
                 guard let dbi = try txn.openDatabase(name, flags: flags, create: true) else {
                     throw StoreError.corrupted(path: environment.path, reason: .metadata("cannot create \(name)"))
                 }
@@ -117,7 +117,7 @@ final class StepRunner {
     static func rollback(environment: Environment, meta: MetaTable, journal: MigrationJournal, generation: UInt64) throws {
         try environment.write { txn in
             for name in journal.stagingDatabases {
-                let flags: UInt32 = name == associationDatabase ? (LMDBFlags.dupSort | LMDBFlags.dupFixed) : BoundModel.databaseFlags(name)
+                let flags = BoundModel.databaseFlags(name)
                 if let dbi = try txn.openDatabase(name, flags: flags, create: false) {
                     try txn.deleteDatabase(name, dbi)
                 }
@@ -279,7 +279,7 @@ final class StepRunner {
         journal = try environment.write { txn -> MigrationJournal in
             var catalog = destinationCatalog
             for name in retired + work {
-                let flags: UInt32 = name == StepRunner.associationDatabase ? (LMDBFlags.dupSort | LMDBFlags.dupFixed) : BoundModel.databaseFlags(name)
+                let flags = BoundModel.databaseFlags(name)
                 if let dbi = try txn.openDatabase(name, flags: flags, create: false) {
                     try txn.drop(dbi, delete: false)
                 }
