@@ -170,7 +170,16 @@ struct MigrationDriver {
         let mapping = try inferMapping(source: source, destination: destination, stage: stage)
         let stepPlan = try StepPlanner.plan(source: source, sourceCatalog: header.catalog, destination: destination,
                                             mapping: mapping, stage: stage)
-        options.logger.debug("migration step \(index + 1)/\(count): \(source.versionIdentifier) → \(destination.versionIdentifier), \(stepPlan.tasks.map(\.description).joined(separator: ", "))")
+        options.logger.debug("migration step \(index + 1)/\(count): \(source.versionIdentifier) → \(destination.versionIdentifier), \(stage.map { $0.isLightweight ? "inferred" : "custom stage" } ?? "inferred"), tasks: \(stepPlan.tasks.map(\.description).joined(separator: ", "))")
+        // What Core Data's MigrationDebug prints: each entity mapping and how its properties are filled.
+        for entity in mapping.entities {
+            let kind = entity.destinationName.flatMap { stepPlan.kinds[$0] }.map { "\($0)" } ?? "removed"
+            options.logger.debug("  entity mapping \(entity.sourceName ?? "(none)") → \(entity.destinationName ?? "(none)") [\(kind)]")
+            for a in entity.attributes { options.logger.debug("    attribute \(a)") }
+            for a in entity.droppedAttributes { options.logger.debug("    attribute \(a): dropped") }
+            for r in entity.relationships { options.logger.debug("    relationship \(r)") }
+            for r in entity.droppedRelationships { options.logger.debug("    relationship \(r): dropped") }
+        }
         let journal = try StepRunner.begin(environment: environment, header: header, source: source, destination: destination,
                                            plan: stepPlan, stage: stage)
         let runner = try StepRunner(environment: environment, header: header, sourceSchema: source,
