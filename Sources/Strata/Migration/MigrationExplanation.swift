@@ -42,7 +42,8 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
         for (i, step) in steps.enumerated() {
             let kind = step.isCustom ? "custom stage" : "lightweight"
             let cost = step.rewritesRecords ? "rewrites records" : "metadata only"
-            let touched = "touches \(step.recordsTouchedIsLowerBound ? "at least " : "")\(step.recordsTouched) record\(step.recordsTouched == 1 ? "" : "s")"
+            let touched = step.mapping == nil ? "cannot be inferred"
+                : "touches \(step.recordsTouchedIsLowerBound ? "at least " : "")\(step.recordsTouched) record\(step.recordsTouched == 1 ? "" : "s")"
             lines.append("")
             lines.append("Step \(i + 1): \(step.source) → \(step.destination) (\(kind), \(cost), \(touched))")
             if !step.diagnostics.isEmpty {

@@ -89,14 +89,16 @@ public final class WriteContext: ReadContext {
     }
 
     /// Inserts an object under a given identifier (importing or copying objects between stores). The
-    /// identifier must not be in use in the entity; identifiers allocated later are greater than it.
+    /// identifier must not be in use by any object of the store; identifiers allocated later are greater
+    /// than it.
     /// - Throws: ``StoreError/uniqueConstraintViolation(entity:attribute:value:existing:)`` with attribute
     ///   `"id"` when the identifier is taken, and the errors of ``insert(_:_:)``.
     @discardableResult
     public func insert(_ entity: String, id: ObjectID, _ values: [String: Value]) throws -> DynamicObject {
         let binding = try binding(entity)
-        if try exists(id.rawValue, binding) {
-            throw StoreError.uniqueConstraintViolation(entity: entity, attribute: "id", value: id.description, existing: id)
+        // Identifiers are unique across the store, not only within an entity.
+        for other in model.entities where try exists(id.rawValue, other) {
+            throw StoreError.uniqueConstraintViolation(entity: other.name, attribute: "id", value: id.description, existing: id)
         }
         var row = binding.initialValues
         for (name, value) in values {

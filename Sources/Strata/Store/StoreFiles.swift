@@ -44,7 +44,34 @@ enum StoreFiles {
         }
         if ds.st_size == 0 { throw StoreError.corrupted(path: path, reason: .emptyDataFile) }
         if access(data, R_OK) != 0 { throw StoreError.permissionDenied(path: data) }
+        try checkHeader(data, storePath: path)
         return .existing
+    }
+
+    /// Checks the first meta page of `data.mdb` before LMDB touches the directory (LMDB would create a lock
+    /// file beside any file it is pointed at): its magic number (`0xBEEFC0DE`, after the 16-byte page header)
+    /// and LMDB's data format version (1 for LMDB 0.9).
+    static func checkHeader(_ data: String, storePath: String) throws {
+        let fd = open(data, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw StoreError.permissionDenied(path: data) }
+        defer { close(fd) }
+        var header = [UInt8](repeating: 0, count: 24)
+        let n = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 24, 0) }
+        let hasLockFile = FileManager.default.fileExists(atPath: storePath + "/lock.mdb")
+        guard n == 24 else {
+            if hasLockFile { throw StoreError.corrupted(path: storePath, reason: .invalidHeader) }
+            throw StoreError.notAStore(path: storePath, reason: "data.mdb is too short to be an LMDB data file")
+        }
+        let magic = header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 16, as: UInt32.self) }
+        let version = header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 20, as: UInt32.self) }
+        guard magic == 0xBEEF_C0DE else {
+            if hasLockFile { throw StoreError.corrupted(path: storePath, reason: .invalidHeader) }
+            throw StoreError.notAStore(path: storePath, reason: "data.mdb is not an LMDB data file")
+        }
+        guard version == 1 else {
+            throw StoreError.unsupportedFormat(path: storePath, found: "LMDB data format \(version)",
+                                               supported: "LMDB data format 1 (LMDB 0.9)")
+        }
     }
 
     /// Flushes a directory's entries (after a rename into it).

@@ -46,8 +46,14 @@ struct StoreHeader {
         guard let json = try meta.get(.model, in: txn) else {
             throw StoreError.corrupted(path: meta.path, reason: .metadata("the model record is missing"))
         }
+        let data = Data(json)
+        if let version = (try? JSONValue.parse(data))?["formatVersion"], case .integer(let v) = version,
+           v > Int64(SchemaDocument.formatVersion) {
+            throw StoreError.unsupportedFormat(path: meta.path, found: "model JSON format \(v)",
+                                               supported: "model JSON format \(SchemaDocument.formatVersion)")
+        }
         do {
-            return try Schema(jsonData: Data(json))
+            return try Schema(jsonData: data)
         } catch {
             throw StoreError.corrupted(path: meta.path, reason: .metadata("the recorded model: \(error)"))
         }

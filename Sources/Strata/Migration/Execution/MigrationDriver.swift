@@ -28,18 +28,19 @@ struct MigrationDriver {
     @discardableResult
     func bringUpToDate(allowMigration: Bool) throws -> Int {
         var header = try readHeader()
+        var resumed = 0
         if header.hasJournal || header.state.migrating {
             guard !configuration.readOnly else { throw StoreError.migrationInProgress(ownerPID: nil) }
             guard let lock = try MigrationLock.acquire(storePath: path) else {
                 throw StoreError.migrationInProgress(ownerPID: try journalOwner())
             }
-            try resumeOrRollBack(header: header, allowMigration: allowMigration)
+            if try resumeOrRollBack(header: header, allowMigration: allowMigration) { resumed = 1 }
             _ = lock
             header = try readHeader()
         }
         switch try decide(header) {
         case .upToDate:
-            return 0
+            return resumed
         case .migrate(let targets):
             guard allowMigration, !configuration.readOnly else {
                 throw StoreError.migrationRequired(from: header.identity.versionIdentifier, to: schema.versionIdentifier)
@@ -54,7 +55,7 @@ struct MigrationDriver {
             for (i, target) in targets.enumerated() {
                 try runStep(to: target, index: i, count: targets.count)
             }
-            return targets.count
+            return resumed + targets.count
         }
     }
 
@@ -117,13 +118,15 @@ struct MigrationDriver {
     }
 
     /// Continues a step a crash interrupted, or rolls it back when the app no longer leads there.
-    private func resumeOrRollBack(header: StoreHeader, allowMigration: Bool) throws {
+    /// Returns whether a step was resumed and completed.
+    @discardableResult
+    private func resumeOrRollBack(header: StoreHeader, allowMigration: Bool) throws -> Bool {
         guard let journal = try environment.read({ txn in try header.meta.read(.journal, in: txn, MigrationJournal.decode) }) else {
             // The flag without a journal: clear it.
             try environment.write { txn in
                 try header.meta.put(.state, StateRecord(generation: header.state.generation, migrating: false).encoded(), in: txn)
             }
-            return
+            return false
         }
         let stage = plan?.stage(from: journal.sourceVersion, to: journal.destinationVersion)
         let destination: Schema? = plan?.schema(journal.destinationVersion).flatMap { $0.fingerprint.hex == journal.destinationFingerprint ? $0 : nil }
@@ -142,9 +145,9 @@ struct MigrationDriver {
             }
             options.logger.debug("rolling back the interrupted migration \(journal.sourceVersion) → \(journal.destinationVersion)")
             try StepRunner.rollback(environment: environment, meta: header.meta, journal: journal, generation: header.state.generation)
-            return
+            return false
         }
-        guard let destination else { return }
+        guard let destination else { return false }
         let source = switched ? destination : try environment.read { try header.recordedSchema(in: $0) }
         let mapping = try inferMapping(source: source, destination: destination, stage: stage)
         let stepPlan = try StepPlanner.plan(source: source, sourceCatalog: header.catalog, destination: destination, mapping: mapping, stage: stage)
@@ -152,6 +155,7 @@ struct MigrationDriver {
                                     mapping: mapping, stage: stage, journal: journal, kinds: stepPlan.kinds,
                                     options: options, stepIndex: 0, stepCount: 1)
         try runner.run()
+        return true
     }
 
     private func inferMapping(source: Schema, destination: Schema, stage: MigrationStage?) throws -> InferredMapping {
