@@ -1,1 +1,2 @@
-print("strata")
+// The `strata` command-line tool: see `StrataTool` and Documentation.docc/CommandLineTool.md.
+StrataTool.runAndExit()
