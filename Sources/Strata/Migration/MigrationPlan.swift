@@ -139,21 +139,23 @@ public struct MigrationPlan: Sendable {
                                                  routeGoesTo: nextVersion(after: stage.source)))
             }
         }
-        // Every version must reach the current one without a cycle.
-        if problems.isEmpty {
-            for s in schemas {
-                var path = [s.versionIdentifier]
-                var visited: Set<String> = [s.versionIdentifier]
-                var v = s.versionIdentifier
-                while let next = nextVersion(after: v) {
-                    path.append(next)
-                    if !visited.insert(next).inserted {
-                        let cycle = Array(path[(path.firstIndex(of: next) ?? 0)...])
-                        if !problems.contains(.cycle(cycle)) { problems.append(.cycle(cycle)) }
-                        break
-                    }
-                    v = next
+        // Every version must reach the current one without a cycle. Checked whatever else is wrong (so that
+        // every problem is reported at once), except with duplicate identifiers, which make routing by
+        // identifier meaningless (and would show as cycles); each cycle is reported once, as first met.
+        var cycles: Set<Set<String>> = []
+        let hasDuplicates = problems.contains { if case .duplicateVersion = $0 { true } else { false } }
+        for s in schemas where !hasDuplicates {
+            var path = [s.versionIdentifier]
+            var visited: Set<String> = [s.versionIdentifier]
+            var v = s.versionIdentifier
+            while let next = nextVersion(after: v) {
+                path.append(next)
+                if !visited.insert(next).inserted {
+                    let cycle = Array(path[(path.firstIndex(of: next) ?? 0)...])
+                    if cycles.insert(Set(cycle)).inserted { problems.append(.cycle(cycle)) }
+                    break
                 }
+                v = next
             }
         }
         return problems

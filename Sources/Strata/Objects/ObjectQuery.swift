@@ -46,6 +46,27 @@ public struct ObjectQuery {
             }
             return true
         }
+
+        /// Whether an index on an attribute of `type` can answer the condition. Index keys order the values
+        /// of one kind only (integers of any width, floating-point numbers of either width, or the attribute's
+        /// own type), so a bound of another kind (an integer attribute queried from `2.5`) needs a scan; and
+        /// decimal keys are text, which answers equality but not ranges. A bound longer than the index's inline
+        /// limit has a key ending in a hash, which does not order values sharing its prefix: ranges from or to
+        /// it are scanned too.
+        func canUseIndex(for type: AttributeType) -> Bool {
+            if type == .decimal && equals == nil { return false }
+            for bound in [lower, upper] {
+                guard let bound else { continue }
+                if equals == nil && IndexKey.isHashed(IndexKey.encode(bound)) { return false }
+                switch bound {
+                case .int64, .int32, .int16: if !type.isInteger { return false }
+                case .double, .float: if type != .double && type != .float { return false }
+                case .codable: if case .codable = type {} else { return false }
+                default: if bound.storageType != type { return false }
+                }
+            }
+            return true
+        }
     }
 
     init(context: ReadContext, binding: EntityBinding) {
@@ -70,7 +91,8 @@ public struct ObjectQuery {
     }
 
     /// Keeps the objects whose `attribute` lies in `lower...upper` (either bound may be nil; `upper` is
-    /// excluded unless `upperInclusive`). Answered by the attribute's index when it has one, in index order.
+    /// excluded unless `upperInclusive`). Answered by the attribute's index when it has one, in index order
+    /// (except ranges over decimals, and bounds of another kind than the attribute's, which are scanned).
     public func `where`(_ attribute: String, from lower: Value?, to upper: Value?, upperInclusive: Bool = false) throws -> ObjectQuery {
         let a = try binding.attribute(attribute)
         let type = binding.attributeTypes[a]
@@ -145,7 +167,8 @@ public struct ObjectQuery {
 
     /// The first matching object.
     public func first() throws -> DynamicObject? {
-        try limit(1).fetch().first
+        // At most one, but never more than the query's own limit (a `limit(0)` query has no first object).
+        try limit(min(limitCount ?? 1, 1)).fetch().first
     }
 
     /// The number of matching objects (constant time when the query has no condition or filter).
@@ -222,26 +245,39 @@ public final class ObjectCursor {
     private var skipped = 0
     private var returned = 0
     private var finished = false
+    /// Set for a query with no condition, filter, offset or limit: every object of the entity, in order,
+    /// read without going through the query (which is a struct that would be copied for every object).
+    private let plainBinding: EntityBinding?
 
     init(sorted: [DynamicObject], context: ReadContext) {
         self.context = context
         self.source = .sorted(sorted, 0)
         self.query = nil
+        self.plainBinding = nil
     }
 
     init(query: ObjectQuery) throws {
         self.context = query.context
         self.query = query
-        if let c = query.condition, let index = query.binding.index(on: c.attribute) {
+        if let c = query.condition, c.canUseIndex(for: query.binding.attributeTypes[c.attribute]),
+           let index = query.binding.index(on: c.attribute) {
             source = .index(try query.context.txn.cursor(index.dbi), c, c.upper.map { IndexKey.encode($0) })
         } else {
             source = .entity(try query.context.txn.cursor(query.binding.dbi))
         }
+        let plain = query.condition == nil && query.predicates.isEmpty && query.offsetCount == 0 && query.limitCount == nil
+        plainBinding = plain ? query.binding : nil
     }
 
     /// The next object, or nil at the end.
     public func next() throws -> DynamicObject? {
         if finished { return nil }
+        if let binding = plainBinding, case .entity(let cursor) = source {
+            guard let entry = started ? try cursor.next() : try cursor.first() else { finished = true; return nil }
+            started = true
+            let id = try decodeKey(entry.key)
+            return DynamicObject(id: ObjectID(rawValue: id), binding: binding, values: try binding.decodeValues(entry.value, id: id))
+        }
         if case .sorted(let objects, let i) = source {
             guard i < objects.count else { finished = true; return nil }
             source = .sorted(objects, i + 1)

@@ -33,7 +33,11 @@ extension JSONValue: Codable {
         let c = try decoder.singleValueContainer()
         if c.decodeNil() { self = .null; return }
         if let b = try? c.decode(Bool.self) { self = .bool(b); return }
-        if let i = try? c.decode(Int64.self) { self = .integer(i); return }
+        if let i = try? c.decode(Int64.self) {
+            // `-0` reads as the integer 0; keep it a negative-zero number so Codable values round-trip.
+            if i == 0, let d = try? c.decode(Double.self), d.sign == .minus { self = .number(d); return }
+            self = .integer(i); return
+        }
         if let d = try? c.decode(Double.self) { self = .number(d); return }
         if let s = try? c.decode(String.self) { self = .string(s); return }
         if let a = try? c.decode([JSONValue].self) { self = .array(a); return }
@@ -79,7 +83,8 @@ public enum ValueJSON {
         case .int32(let v): return .integer(Int64(v))
         case .int16(let v): return .integer(Int64(v))
         case .double(let v): return floating(v)
-        case .float(let v): return v.isNaN || v.isInfinite ? floating(Double(v)) : .number(Double(v))
+        // Through `floating` like doubles, so that -0.0 keeps its sign (a bare `-0` reads back as integer 0).
+        case .float(let v): return floating(Double(v))
         case .bool(let v): return .bool(v)
         case .string(let v): return .string(v)
         case .date(let v): return floating(v.timeIntervalSinceReferenceDate)

@@ -107,9 +107,10 @@ public enum Value: Sendable {
         }
     }
 
-    /// Orders two values for sorting: numbers numerically (across integer and floating cases), strings by
-    /// Unicode scalar order, dates chronologically, Booleans false < true, data and UUIDs by bytes.
-    /// `.null` sorts before everything. Returns nil for values of unrelated kinds.
+    /// Orders two values for sorting: numbers numerically (across integer and floating cases; NaN after
+    /// every number, the same as any other NaN), strings by Unicode scalar order, dates chronologically,
+    /// Booleans false < true, data and UUIDs by bytes. `.null` sorts before everything. Returns nil for
+    /// values of unrelated kinds.
     public func compare(_ other: Value) -> ComparisonResult? {
         func order<T: Comparable>(_ a: T, _ b: T) -> ComparisonResult {
             a < b ? .orderedAscending : (a == b ? .orderedSame : .orderedDescending)
@@ -124,13 +125,24 @@ public enum Value: Sendable {
         case (.uuid(let a), .uuid(let b)): return compareBytes(Array(a.bytes), Array(b.bytes))
         case (.data(let a), .data(let b)): return compareBytes(Array(a), Array(b))
         case (.url(let a), .url(let b)): return order(a.absoluteString, b.absoluteString)
-        case (.decimal(let a), .decimal(let b)): return order(a, b)
+        case (.decimal(let a), .decimal(let b)):
+            if a.isNaN || b.isNaN { return nanOrder(a.isNaN, b.isNaN) }
+            return order(a, b)
         case (.codable(let a), .codable(let b)): return compareBytes(Array(a), Array(b))
         default:
             if let a = int64Value, let b = other.int64Value { return order(a, b) }
-            if let a = doubleValue, let b = other.doubleValue { return order(a, b) }
+            if let a = doubleValue, let b = other.doubleValue {
+                if a.isNaN || b.isNaN { return nanOrder(a.isNaN, b.isNaN) }
+                return order(a, b)
+            }
             return nil
         }
+    }
+
+    /// NaN sorts after every number and the same as any other NaN (where indexes keep it), so that sorting by
+    /// a numeric attribute is a total order.
+    private func nanOrder(_ aIsNaN: Bool, _ bIsNaN: Bool) -> ComparisonResult {
+        aIsNaN ? (bIsNaN ? .orderedSame : .orderedDescending) : .orderedAscending
     }
 
     private func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> ComparisonResult {

@@ -40,12 +40,16 @@ public final class Store: Sendable {
     let model: BoundModel
     private let closed = Atomic<Bool>(false)
     private let removesDirectoryOnClose: Bool
+    /// Opened with ``StoreConfiguration/readOnly``: refuses writes even when it shares its environment with
+    /// a writable handle of the same process.
+    private let readOnly: Bool
 
-    init(url: URL, environment: Environment, model: BoundModel, removesDirectoryOnClose: Bool = false) {
+    init(url: URL, environment: Environment, model: BoundModel, removesDirectoryOnClose: Bool = false, readOnly: Bool = false) {
         self.url = url
         self.environment = environment
         self.model = model
         self.removesDirectoryOnClose = removesDirectoryOnClose
+        self.readOnly = readOnly
     }
 
     deinit { close() }
@@ -127,9 +131,11 @@ public final class Store: Sendable {
     /// must grow its map, the transaction is rolled back, the map grown, and `body` run again, so `body`
     /// should have no effects outside the context.
     /// - Throws: what `body` throws; ``StoreError/migrationInProgress(ownerPID:)`` while another process
-    ///   migrates the store; ``StoreError/nestedWriteTransaction`` inside another write on this thread.
+    ///   migrates the store; ``StoreError/nestedWriteTransaction`` inside another write on this thread;
+    ///   ``StoreError/readOnly`` when the handle was opened read-only.
     public func write<T>(_ body: (WriteContext) throws -> T) throws -> T {
         if isClosed { throw StoreError.closed }
+        if readOnly { throw StoreError.readOnly }
         return try environment.write { txn in
             let state = try checkGeneration(txn)
             if state.migrating { throw StoreError.migrationInProgress(ownerPID: nil) }

@@ -13,7 +13,7 @@ struct StoreOpener {
             let model = try StoreOpening.openModel(environment: environment.environment, isNewEnvironment: environment.isNew,
                                                    schema: schema, plan: plan, configuration: configuration)
             return Store(url: url, environment: environment.environment, model: model,
-                         removesDirectoryOnClose: removesDirectoryOnClose)
+                         removesDirectoryOnClose: removesDirectoryOnClose, readOnly: configuration.readOnly)
         } catch {
             environment.environment.release()
             throw error
@@ -28,7 +28,7 @@ struct StoreOpener {
                 let schema = try header.recordedSchema(in: txn)
                 return try header.bind(schema, in: txn)
             }
-            return Store(url: url, environment: environment.environment, model: model)
+            return Store(url: url, environment: environment.environment, model: model, readOnly: configuration.readOnly)
         } catch {
             environment.environment.release()
             throw error

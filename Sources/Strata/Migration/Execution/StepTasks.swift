@@ -238,11 +238,10 @@ extension StepRunner {
             let key = IndexKey.encode(value)
             if index.isUnique {
                 let context = ReadContext(txn: txn, model: self.destination)
-                let clash = try context.indexLookup(binding, attribute: a, index: index, value: value).first { $0 != id }
-                if clash != nil {
-                    j.record(finding: value.description)
-                    return 0
-                }
+                let holders = try context.indexLookup(binding, attribute: a, index: index, value: value).filter { $0 != id }
+                // Each shared value is listed (and counted) once, when its second holder is met; later holders
+                // go into the staging index too so that they are seen as repeats (the step then rolls back).
+                if holders.count == 1 { j.record(finding: value.description) }
             }
             try key.withUnsafeBytes { k in
                 try ObjectKey.with(id) { v in _ = try txn.put(index.dbi, key: k, value: v, flags: LMDBFlags.noDupData) }

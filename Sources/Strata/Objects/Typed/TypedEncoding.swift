@@ -106,6 +106,24 @@ private struct RowEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     mutating func encodeNil(forKey key: Key) throws { try encoder.set(key.stringValue, nil) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { try encoder.set(key.stringValue, value) }
 
+    // Synthesized `Encodable` skips nil optionals through `encodeIfPresent`; a stored object must get them as
+    // null (not the attribute's default) and a nil to-one relationship must be unlinked, so nil is encoded.
+    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws { try encoder.set(key.stringValue, value) }
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { try encoder.set(key.stringValue, value) }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { try encoder.set(key.stringValue, value) }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { try encoder.set(key.stringValue, value) }
+    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try encoder.set(key.stringValue, value) }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { try encoder.set(key.stringValue, value) }
+    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { try encoder.set(key.stringValue, value) }
+    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { try encoder.set(key.stringValue, value) }
+    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { try encoder.set(key.stringValue, value) }
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try encoder.set(key.stringValue, value) }
+    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { try encoder.set(key.stringValue, value) }
+    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { try encoder.set(key.stringValue, value) }
+    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try encoder.set(key.stringValue, value) }
+    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { try encoder.set(key.stringValue, value) }
+    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try encoder.set(key.stringValue, value) }
+
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
         encoder.fail(StoreError.typeMismatch(expected: "a stored value for \(encoder.binding.name).\(key.stringValue)", actual: "a nested container"))
         return KeyedEncodingContainer(IgnoringKeyedContainer<NestedKey>())
