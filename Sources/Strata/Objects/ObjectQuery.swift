@@ -84,8 +84,12 @@ public struct ObjectQuery {
     }
 
     /// Keeps the objects whose `attribute` equals `value`; answered by the attribute's index when it has one.
+    ///
+    /// `where(name, equals: nil)` keeps the objects whose attribute is null (null values are not indexed,
+    /// so this scans).
     public func `where`(_ attribute: String, equals value: Value) throws -> ObjectQuery {
         let a = try binding.attribute(attribute)
+        if value.isNull { return filter { $0.values[a].isNull } }
         let v = binding.attributeTypes[a].coerce(value) ?? value
         return try adding(AttributeCondition(attribute: a, lower: v, lowerInclusive: true, upper: v, upperInclusive: true))
     }

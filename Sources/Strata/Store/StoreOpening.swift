@@ -10,7 +10,10 @@ enum StoreOpening {
         let needsWork = header.hasJournal || header.state.migrating || header.identity.fingerprint != schema.fingerprint
         if needsWork {
             // Without a plan, only steps that keep the stored layout (indexes, defaults) run at open.
-            let allow = plan == nil ? header.identity.hasSameLayout(as: schema) || header.hasJournal : configuration.migration.migratesAtOpen
+            // Steps that keep the stored layout (indexes, defaults) always run at open; other steps need a
+            // plan, and `migratesAtOpen`.
+            let sameLayout = header.identity.hasSameLayout(as: schema)
+            let allow = plan == nil ? sameLayout || header.hasJournal : configuration.migration.migratesAtOpen || sameLayout
             try driver.bringUpToDate(allowMigration: allow)
             header = try driver.readHeader()
         }

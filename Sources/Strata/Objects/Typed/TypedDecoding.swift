@@ -71,6 +71,15 @@ private struct RowDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
         let value = decoder.object.values[a]
         if let v = try Self.swiftValue(value, as: T.self) { return v }
         if case .codable(let data) = value { return try JSONDecoder().decode(T.self, from: data) }
+        // Enums backed by a String or an Int, stored in string or integer attributes.
+        if case .string(let s) = value, let type = T.self as? any RawRepresentable<String>.Type {
+            if let v = type.init(rawValue: s) as? T { return v }
+            throw StoreError.invalidValue(entity: binding.name, attribute: k, expected: "a raw value of \(T.self)", actual: "\"\(s)\"")
+        }
+        if let i = value.int64Value, let type = T.self as? any RawRepresentable<Int>.Type, let n = Int(exactly: i) {
+            if let v = type.init(rawValue: n) as? T { return v }
+            throw StoreError.invalidValue(entity: binding.name, attribute: k, expected: "a raw value of \(T.self)", actual: "\(i)")
+        }
         throw StoreError.invalidValue(entity: binding.name, attribute: k, expected: "\(T.self)", actual: value.caseName)
     }
 

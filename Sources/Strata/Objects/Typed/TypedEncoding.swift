@@ -35,6 +35,8 @@ enum TypedEncoding {
         case let v as UUID: raw = .uuid(v)
         case let v as URL: raw = .url(v)
         case let v as Decimal: raw = .decimal(v)
+        case let v as any RawRepresentable<String>: raw = .string(v.rawValue)
+        case let v as any RawRepresentable<Int>: raw = .int64(Int64(v.rawValue))
         default: return nil
         }
         if case .codable = type { return nil }
