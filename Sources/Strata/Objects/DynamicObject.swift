@@ -36,16 +36,28 @@ public struct DynamicObject: Sendable {
     /// Int16 attribute). A value of the wrong type, or a wrong name, makes ``WriteContext/update(_:)`` throw.
     public subscript(name: String) -> Value {
         get {
-            guard let i = binding.attributeIndex[name] else { return .null }
+            guard let i = position(of: name) else { return .null }
             return values[i]
         }
         set {
-            guard let i = binding.attributeIndex[name] else {
+            guard let i = position(of: name) else {
                 unknownAssignments.append(name)
                 return
             }
             values[i] = binding.attributeTypes[i].coerce(newValue) ?? newValue
         }
+    }
+
+    /// The position of attribute `name`. Comparing a few short names is faster than hashing one, so small
+    /// entities are searched in order; larger ones through the binding's dictionary.
+    @inline(__always)
+    private func position(of name: String) -> Int? {
+        let names = binding.attributeNames
+        if names.count <= 12 {
+            for i in names.indices where names[i] == name { return i }
+            return nil
+        }
+        return binding.attributeIndex[name]
     }
 
     /// The value of an attribute.

@@ -9,15 +9,39 @@ extension EntityBinding {
             guard let binding = layout(layoutID) else {
                 throw DecodeFailure("unknown layout \(layoutID)")
             }
-            var values = initialValues
             let types = binding.layout.fieldTypes
             let bitmap = try r.bytes(binding.layout.bitmapSize)
-            for i in 0..<types.count {
-                let isNull = bitmap[i >> 3] & (UInt8(1) << UInt8(i & 7)) != 0
-                if let a = binding.fieldAttributes[i] {
-                    values[a] = isNull ? .null : try FieldCodec.decode(types[i], from: &r)
-                } else if !isNull {
-                    _ = try FieldCodec.skip(types[i], in: &r)
+            let count = initialValues.count
+            var values: [Value]
+            if count <= 64 {
+                // Attributes start null and fields overwrite theirs; those no field filled take their initial
+                // value afterwards. (Starting from a copy of `initialValues` would copy it at the first write.)
+                values = []
+                values.reserveCapacity(count)
+                for _ in 0..<count { values.append(.null) }
+                var filled: UInt64 = 0
+                for i in 0..<types.count {
+                    let isNull = bitmap[i >> 3] & (UInt8(1) << UInt8(i & 7)) != 0
+                    if let a = binding.fieldAttributes[i] {
+                        if !isNull { values[a] = try FieldCodec.decode(types[i], from: &r) }
+                        filled |= UInt64(1) << UInt64(a)
+                    } else if !isNull {
+                        _ = try FieldCodec.skip(types[i], in: &r)
+                    }
+                }
+                let all: UInt64 = count == 64 ? .max : (UInt64(1) << UInt64(count)) - 1
+                if filled != all {
+                    for a in 0..<count where filled & (UInt64(1) << UInt64(a)) == 0 { values[a] = initialValues[a] }
+                }
+            } else {
+                values = initialValues
+                for i in 0..<types.count {
+                    let isNull = bitmap[i >> 3] & (UInt8(1) << UInt8(i & 7)) != 0
+                    if let a = binding.fieldAttributes[i] {
+                        values[a] = isNull ? .null : try FieldCodec.decode(types[i], from: &r)
+                    } else if !isNull {
+                        _ = try FieldCodec.skip(types[i], in: &r)
+                    }
                 }
             }
             guard r.isAtEnd else { throw DecodeFailure("\(r.remaining) bytes after the last field") }
@@ -61,6 +85,8 @@ extension EntityBinding {
     /// Checks and converts values for storing: each of its attribute's type, required ones not null.
     func validate(_ values: inout [Value]) throws {
         for i in values.indices {
+            // Already of the attribute's type (the common case): `coerce` would return it unchanged.
+            if Self.isExact(values[i], attributeTypes[i]) { continue }
             let value = values[i]
             if case .null = value { continue }
             guard let exact = attributeTypes[i].coerce(value) else {
@@ -71,6 +97,19 @@ extension EntityBinding {
         }
         for a in requiredAttributes where values[a].isNull {
             throw StoreError.missingRequiredValue(entity: name, attribute: attributeNames[a])
+        }
+    }
+
+    /// Whether `value` is a non-null value of exactly `type`'s case (which ``AttributeType/coerce(_:)`` returns as it is).
+    @inline(__always)
+    static func isExact(_ value: Value, _ type: AttributeType) -> Bool {
+        switch (type, value) {
+        case (.int64, .int64), (.int32, .int32), (.int16, .int16), (.double, .double), (.float, .float),
+             (.bool, .bool), (.string, .string), (.date, .date), (.data, .data), (.uuid, .uuid), (.url, .url),
+             (.decimal, .decimal), (.codable, .codable):
+            return true
+        default:
+            return false
         }
     }
 }

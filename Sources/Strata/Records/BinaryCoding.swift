@@ -144,7 +144,29 @@ extension String {
     /// Decodes UTF-8, failing on invalid sequences instead of repairing them.
     init?(validatingUTF8Bytes raw: UnsafeRawBufferPointer) {
         let buffer = raw.assumingMemoryBound(to: UInt8.self)
+        // ASCII (the common case) is valid UTF-8 as it is, and `String(decoding:)` of valid UTF-8 is exact:
+        // a word-at-a-time check avoids the generic validating initializer's cost on every text field.
+        if Self.isASCII(raw) {
+            self = String(decoding: buffer, as: UTF8.self)
+            return
+        }
         guard let s = String(validating: buffer, as: UTF8.self) else { return nil }
         self = s
+    }
+
+    @inline(__always)
+    private static func isASCII(_ raw: UnsafeRawBufferPointer) -> Bool {
+        var i = 0
+        var bits: UInt64 = 0
+        let n = raw.count
+        while i + 8 <= n {
+            bits |= raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            i += 8
+        }
+        while i < n {
+            bits |= UInt64(raw[i])
+            i += 1
+        }
+        return bits & 0x8080_8080_8080_8080 == 0
     }
 }

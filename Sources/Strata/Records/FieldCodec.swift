@@ -50,7 +50,7 @@ enum FieldCodec {
             case let b: throw DecodeFailure("invalid Boolean byte \(b)")
             }
         case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try r.fixed(UInt64.self))))
-        case .uuid: return .uuid(UUID(bytes: try r.bytes(16)))
+        case .uuid: return .uuid(UUID(uuid: try r.bytes(16).loadUnaligned(as: uuid_t.self)))
         case .string: return .string(try r.string())
         case .url:
             let s = try r.string()

@@ -17,9 +17,23 @@ struct RecordTranscoder {
         let operations: [Operation]
     }
 
+    /// A program's operations with their constants gathered in one byte pool (`Range`s into it), so running
+    /// one neither hashes nor retains anything per record.
+    struct CompiledProgram {
+        enum Step {
+            case constant(Range<Int>?)
+            case copy(index: Int, conversion: Int?, nullReplacement: Range<Int>?)
+        }
+        let layoutID: UInt32
+        let sourceLayout: RecordLayout
+        let steps: [Step]
+        let pool: [UInt8]
+        let conversions: [AttributeMappingPlan.Conversion]
+    }
+
     let entityTag: UInt32
     let destinationLayout: RecordLayout
-    private let programs: [UInt32: Program]
+    private let compiled: [CompiledProgram]
     private var fields: [Range<Int>?] = []
 
     /// Builds one program per source layout.
@@ -61,23 +75,47 @@ struct RecordTranscoder {
             }
             programs[l.layout.id] = Program(sourceLayout: l.layout, operations: ops)
         }
-        self.programs = programs
+        compiled = programs.keys.sorted().compactMap { id in programs[id].map { RecordTranscoder.compile(id, $0) } }
+    }
+
+    private static func compile(_ id: UInt32, _ program: Program) -> CompiledProgram {
+        var pool: [UInt8] = []
+        var conversions: [AttributeMappingPlan.Conversion] = []
+        func stash(_ bytes: [UInt8]?) -> Range<Int>? {
+            guard let bytes else { return nil }
+            let start = pool.count
+            pool.append(contentsOf: bytes)
+            return start..<pool.count
+        }
+        let steps = program.operations.map { op -> CompiledProgram.Step in
+            switch op {
+            case .constant(let encoded): return .constant(stash(encoded))
+            case .copy(let index, let conversion, let replacement):
+                var c: Int? = nil
+                if let conversion { c = conversions.count; conversions.append(conversion) }
+                return .copy(index: index, conversion: c, nullReplacement: stash(replacement))
+            }
+        }
+        return CompiledProgram(layoutID: id, sourceLayout: program.sourceLayout, steps: steps, pool: pool, conversions: conversions)
     }
 
     /// Rewrites one record (`id`) into `w`, sealed for the destination entity.
     mutating func transcode(_ bytes: UnsafeRawBufferPointer, id: UInt64, sourceTag: UInt32, into w: inout BinaryWriter) throws(DecodeFailure) {
         var (layoutID, r) = try RecordCodec.open(bytes, entityTag: sourceTag, id: id)
-        guard let program = programs[layoutID] else { throw DecodeFailure("unknown layout \(layoutID)") }
-        let types = program.sourceLayout.fieldTypes
+        // Few layouts per entity: a linear search beats hashing the layout ID.
+        var found: Int? = nil
+        for k in compiled.indices where compiled[k].layoutID == layoutID { found = k; break }
+        guard let k = found else { throw DecodeFailure("unknown layout \(layoutID)") }
+        let types = compiled[k].sourceLayout.fieldTypes
         let bitmap: UnsafeRawBufferPointer
         do {
-            bitmap = try r.bytes(program.sourceLayout.bitmapSize)
-            fields.removeAll(keepingCapacity: true)
+            bitmap = try r.bytes(compiled[k].sourceLayout.bitmapSize)
+            if fields.count < types.count { fields = [Range<Int>?](repeating: nil, count: types.count) }
             for i in 0..<types.count {
                 if bitmap[i >> 3] & (UInt8(1) << UInt8(i & 7)) != 0 {
-                    fields.append(nil)
+                    fields[i] = nil
                 } else {
-                    fields.append(try FieldCodec.skip(types[i], in: &r))
+                    fields[i] = try FieldCodec.skip(types[i], in: &r)
                 }
             }
             guard r.isAtEnd else { throw DecodeFailure("\(r.remaining) bytes after the last field") }
@@ -87,16 +125,36 @@ struct RecordTranscoder {
             throw DecodeFailure("\(error)")
         }
         let bitmapOffset = RecordCodec.begin(destinationLayout, into: &w)
-        for (j, op) in program.operations.enumerated() {
-            switch op {
+        let program = compiled[k]
+        // Fields copied as they are, one after another, are contiguous in the source too: they are appended
+        // as one run of bytes.
+        var run: Range<Int> = 0..<0
+        for j in program.steps.indices {
+            if case .copy(let i, nil, _) = program.steps[j], let range = fields[i] {
+                if run.isEmpty {
+                    run = range
+                } else if run.upperBound == range.lowerBound {
+                    run = run.lowerBound..<range.upperBound
+                } else {
+                    w.raw(UnsafeRawBufferPointer(rebasing: bytes[run]))
+                    run = range
+                }
+                continue
+            }
+            if !run.isEmpty {
+                w.raw(UnsafeRawBufferPointer(rebasing: bytes[run]))
+                run = 0..<0
+            }
+            switch program.steps[j] {
             case .constant(let encoded):
-                if let encoded { w.bytes.append(contentsOf: encoded) } else { RecordCodec.markNull(field: j, bitmapOffset: bitmapOffset, in: &w) }
+                if let encoded { w.bytes.append(contentsOf: program.pool[encoded]) } else { RecordCodec.markNull(field: j, bitmapOffset: bitmapOffset, in: &w) }
             case .copy(let i, let conversion, let replacement):
                 guard let range = fields[i] else {
-                    if let replacement { w.bytes.append(contentsOf: replacement) } else { RecordCodec.markNull(field: j, bitmapOffset: bitmapOffset, in: &w) }
+                    if let replacement { w.bytes.append(contentsOf: program.pool[replacement]) } else { RecordCodec.markNull(field: j, bitmapOffset: bitmapOffset, in: &w) }
                     continue
                 }
-                if let conversion {
+                if let c = conversion {
+                    let conversion = program.conversions[c]
                     var fr = BinaryReader(UnsafeRawBufferPointer(rebasing: bytes[range]))
                     do {
                         let value = try FieldCodec.decode(conversion.from, from: &fr)
@@ -111,6 +169,7 @@ struct RecordTranscoder {
                 }
             }
         }
+        if !run.isEmpty { w.raw(UnsafeRawBufferPointer(rebasing: bytes[run])) }
         RecordCodec.seal(&w, entityTag: entityTag, id: id)
     }
 

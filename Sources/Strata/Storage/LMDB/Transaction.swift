@@ -22,6 +22,8 @@ final class Transaction {
 
     private var cursors: [Cursor] = []
     private var cachedCursors: [MDB_dbi: Cursor] = [:]
+    private var lastSharedDBI: MDB_dbi = 0
+    private var lastSharedCursor: Cursor?
 
     init(pointer: OpaquePointer, isWrite: Bool, environment: Environment) {
         self.pointer = pointer
@@ -147,9 +149,17 @@ final class Transaction {
 
     /// A cursor on `dbi` shared by point operations of this transaction (appends, lookups).
     func sharedCursor(_ dbi: MDB_dbi) throws -> Cursor {
-        if let c = cachedCursors[dbi], !c.isClosed { return c }
+        // Bulk loops ask for the same database's cursor once per record: answer that without hashing.
+        if let c = lastSharedCursor, lastSharedDBI == dbi, !c.isClosed { return c }
+        if let c = cachedCursors[dbi], !c.isClosed {
+            lastSharedDBI = dbi
+            lastSharedCursor = c
+            return c
+        }
         let c = try cursor(dbi)
         cachedCursors[dbi] = c
+        lastSharedDBI = dbi
+        lastSharedCursor = c
         return c
     }
 
@@ -161,7 +171,8 @@ final class Transaction {
         endCursors()
         isFinished = true
         let rc: Int32
-        if let injected = FaultInjection.lmdbFault(.commit) {
+        // Injected failures hit write transactions: LMDB's commit of a read-only transaction cannot fail.
+        if isWrite, let injected = FaultInjection.lmdbFault(.commit) {
             // The real commit does not run: free the transaction as LMDB's failed commit would.
             mdb_txn_abort(pointer)
             rc = injected
@@ -194,6 +205,7 @@ final class Transaction {
         for c in cursors { c.transactionEnding(closeExplicitly: !isWrite) }
         cursors.removeAll()
         cachedCursors.removeAll()
+        lastSharedCursor = nil
     }
 
 }

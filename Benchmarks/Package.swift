@@ -1,0 +1,53 @@
+// swift-tools-version: 6.1
+// Strata's benchmark runner: Strata beside raw LMDB (the limit) and SQLite (the peer), in one command.
+// A package of its own so that its dependencies (SQLite, the raw-LMDB baseline) never reach the library's users.
+import Foundation
+import PackageDescription
+
+// SwiftPM names a path dependency after its folder, so the library's package identity is the name of the
+// folder this one sits in (`main` in a clone called `main`), whatever the clone is called.
+let library = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .lastPathComponent.lowercased()
+
+let package = Package(
+    name: "StrataBenchmarks",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "strata-bench", targets: ["strata-bench"]),
+    ],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        // The same system LMDB the store uses (Debian: liblmdb-dev), under a project-prefixed module name
+        // (`CLMDB` and `LMDB` are taken; the library's own `CStrataLMDB` is internal to it).
+        .systemLibrary(
+            name: "StrataBenchLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
+        ),
+        // SQLite's C API, the peer (Debian: libsqlite3-dev).
+        .systemLibrary(
+            name: "StrataBenchSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        // The data set, clocks, memory probes and result records shared by every system.
+        .target(name: "BenchCore"),
+        // Each system's scenarios, in a module of its own (the two LMDB modules never meet in one file).
+        .target(name: "BenchLMDB", dependencies: ["BenchCore", "StrataBenchLMDB"]),
+        .target(name: "BenchSQLite", dependencies: ["BenchCore", "StrataBenchSQLite"]),
+        .target(name: "BenchStrata", dependencies: ["BenchCore", .product(name: "Strata", package: library)]),
+        .executableTarget(
+            name: "strata-bench",
+            dependencies: [
+                "BenchCore", "BenchLMDB", "BenchSQLite", "BenchStrata",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Runs the runner at a small size and checks its JSON (no timed assertions).
+        .testTarget(name: "StrataBenchTests", dependencies: ["strata-bench"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,275 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The scenarios, in the order the runner measures them.
+public enum Scenario: String, CaseIterable, Codable, Sendable {
+    case insert
+    case open
+    case scan
+    case get
+    case lightweightMetadata = "lightweight-metadata"
+    case lightweightRewrite = "lightweight-rewrite"
+    case customSplit = "custom-split"
+
+    /// Whether the scenario reads a store that an earlier step built and leaves it unchanged.
+    public var readsBaseStore: Bool { self == .open || self == .scan || self == .get }
+    /// Whether the scenario migrates a store built for it.
+    public var isMigration: Bool { self == .lightweightMetadata || self == .lightweightRewrite || self == .customSplit }
+}
+
+/// The systems: Strata's dynamic and typed APIs, raw LMDB (the limit) and SQLite (the peer).
+public enum System: String, CaseIterable, Codable, Sendable {
+    case strata
+    case strataTyped = "strata-typed"
+    case lmdb
+    case sqlite
+
+    /// Whether the system runs `scenario` (the typed API is measured where issue 2 asks for it).
+    public func runs(_ scenario: Scenario) -> Bool {
+        self != .strataTyped || [.insert, .scan, .get].contains(scenario)
+    }
+
+    public var isStrata: Bool { self == .strata || self == .strataTyped }
+}
+
+/// What one child process is asked to do.
+public struct ChildTask: Codable, Sendable {
+    public enum Role: String, Codable, Sendable {
+        /// Builds the store the measurement needs (not timed).
+        case prepare
+        /// Does the measured work, and only that.
+        case measure
+    }
+
+    public var role: Role
+    public var scenario: Scenario
+    public var system: System
+    public var records: Int
+    public var seed: UInt64
+    /// The store's directory (or, for SQLite, the directory holding the database file).
+    public var path: String
+    /// Where the child writes its ``ChildReport`` as JSON.
+    public var reportPath: String
+    public var gets: Int
+    public var openCycles: Int
+    public var batchSize: Int
+
+    public init(role: Role, scenario: Scenario, system: System, records: Int, seed: UInt64, path: String,
+                reportPath: String, gets: Int, openCycles: Int, batchSize: Int) {
+        self.role = role
+        self.scenario = scenario
+        self.system = system
+        self.records = records
+        self.seed = seed
+        self.path = path
+        self.reportPath = reportPath
+        self.gets = gets
+        self.openCycles = openCycles
+        self.batchSize = batchSize
+    }
+
+    public var dataSet: DataSet { DataSet(seed: seed, count: records) }
+}
+
+/// What a measured child reports about its work.
+public struct ChildReport: Codable, Sendable {
+    /// Wall-clock seconds of the measured work (for `open`, the mean of one cycle).
+    public var seconds: Double
+    /// How many units of work the seconds cover (records, fetches, or 1 for a mean per open).
+    public var operations: Int
+    /// The unit of ``operations`` (records, fetches, opens).
+    public var unit: String
+    /// The highest anonymous memory (`RssAnon`) the child had while it worked, and what it had just before.
+    public var peakAnonBytes: Int
+    public var baselineAnonBytes: Int
+    /// Size of the store's files after the work.
+    public var fileBytes: Int
+    /// Anything else worth reporting (a migration's parts, the first open, a check sum).
+    public var extra: [String: Double]
+    public var notes: [String]
+
+    public init(seconds: Double, operations: Int, unit: String, peakAnonBytes: Int, baselineAnonBytes: Int,
+                fileBytes: Int, extra: [String: Double] = [:], notes: [String] = []) {
+        self.seconds = seconds
+        self.operations = operations
+        self.unit = unit
+        self.peakAnonBytes = peakAnonBytes
+        self.baselineAnonBytes = baselineAnonBytes
+        self.fileBytes = fileBytes
+        self.extra = extra
+        self.notes = notes
+    }
+}
+
+/// A failed check inside a scenario: the benchmark stops rather than report a figure for wrong work.
+public struct BenchFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Monotonic wall-clock time.
+public enum Clock {
+    @inline(__always)
+    public static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// Runs `body` and returns its result and the seconds it took.
+    public static func time<T>(_ body: () throws -> T) rethrows -> (T, Double) {
+        let start = now()
+        let result = try body()
+        return (result, now() - start)
+    }
+}
+
+/// Accumulates the time of the measured parts of a loop (the data set's generation stays outside).
+public struct Stopwatch {
+    public private(set) var seconds = 0.0
+    private var started = 0.0
+    public init() {}
+    @inline(__always) public mutating func start() { started = Clock.now() }
+    @inline(__always) public mutating func stop() { seconds += Clock.now() - started }
+}
+
+/// Samples this process's anonymous resident memory (`RssAnon` in /proc/self/status) every few
+/// milliseconds on a thread of its own, keeping the highest value. LMDB's resident set counts the pages of
+/// the file it maps (shared page cache), which grows with the store; anonymous memory is what the process
+/// itself allocated (heap, stacks, LMDB's dirty pages), the figure that shows whether memory stays flat.
+public final class AnonMemoryProbe: @unchecked Sendable {
+    private let lock = NSLock()
+    private var peak = 0
+    private var running = true
+    private var thread: Thread?
+    public private(set) var baseline = 0
+
+    public init(intervalMilliseconds: Int = 10) {
+        baseline = Self.current()
+        peak = baseline
+        let interval = Double(intervalMilliseconds) / 1000
+        let thread = Thread { [self] in
+            while true {
+                let v = Self.current()
+                lock.lock()
+                if v > peak { peak = v }
+                let go = running
+                lock.unlock()
+                if !go { break }
+                Thread.sleep(forTimeInterval: interval)
+            }
+        }
+        thread.stackSize = 256 << 10
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Stops sampling (after one last sample) and returns the peak.
+    public func stop() -> Int {
+        let v = Self.current()
+        lock.lock()
+        if v > peak { peak = v }
+        running = false
+        let p = peak
+        lock.unlock()
+        return p
+    }
+
+    /// The current `RssAnon` in bytes (0 where /proc is missing), parsed from the bytes without allocating
+    /// much: the probe runs beside the measured work and must cost it next to nothing.
+    public static func current() -> Int {
+        let fd = open("/proc/self/status", O_RDONLY)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 4096) { buffer -> Int in
+            let n = read(fd, buffer.baseAddress, 4096)
+            guard n > 0 else { return 0 }
+            let key = Array("RssAnon:".utf8)
+            var i = 0
+            while i + key.count < n {
+                if buffer[i] == key[0] && (i == 0 || buffer[i - 1] == 10) {
+                    var match = true
+                    for k in 1..<key.count where buffer[i + k] != key[k] { match = false; break }
+                    if match {
+                        var j = i + key.count
+                        var value = 0
+                        while j < n && buffer[j] != 10 {
+                            if buffer[j] >= 48 && buffer[j] <= 57 { value = value * 10 + Int(buffer[j] - 48) }
+                            j += 1
+                        }
+                        return value * 1024
+                    }
+                }
+                i += 1
+            }
+            return 0
+        }
+    }
+}
+
+/// The total size of the regular files under `path` (a store's directory or a database file).
+public func diskBytes(_ path: String) -> Int {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return 0 }
+    if !isDirectory.boolValue {
+        return (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+    }
+    var total = 0
+    if let e = FileManager.default.enumerator(atPath: path) {
+        for case let name as String in e {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: path + "/" + name)
+            if attributes?[.type] as? FileAttributeType == .typeRegular { total += attributes?[.size] as? Int ?? 0 }
+        }
+    }
+    return total
+}
+
+/// Progress on standard error, at most a few lines per phase.
+public final class Progress: @unchecked Sendable {
+    private let label: String
+    private let total: Int
+    private var nextReport: Int
+    private let step: Int
+
+    public init(_ label: String, total: Int) {
+        self.label = label
+        self.total = total
+        step = max(1, total / 4)
+        nextReport = step
+    }
+
+    @inline(__always)
+    public func update(_ done: Int) {
+        guard done >= nextReport, total >= 200_000 else { return }
+        nextReport += step
+        FileHandle.standardError.write(Data("    \(label): \(grouped(done))/\(grouped(total))\n".utf8))
+    }
+}
+
+public func note(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}
+
+/// `1234567` as `1,234,567`.
+public func grouped(_ n: Int) -> String {
+    let digits = String(n.magnitude)
+    var out = ""
+    for (i, c) in digits.enumerated() {
+        if i > 0 && (digits.count - i) % 3 == 0 { out.append(",") }
+        out.append(c)
+    }
+    return n < 0 ? "-" + out : out
+}
+
+/// Runs the measured work of a child: samples anonymous memory around it and builds the report.
+public func measured(path: String, _ body: () throws -> (seconds: Double, operations: Int, unit: String,
+                                                          extra: [String: Double], notes: [String])) rethrows -> ChildReport {
+    let probe = AnonMemoryProbe()
+    let result = try body()
+    let peak = probe.stop()
+    return ChildReport(seconds: result.seconds, operations: result.operations, unit: result.unit,
+                       peakAnonBytes: peak, baselineAnonBytes: probe.baseline, fileBytes: diskBytes(path),
+                       extra: result.extra, notes: result.notes)
+}

@@ -1,0 +1,362 @@
+import BenchCore
+import Foundation
+import Strata
+
+/// The posts model at the versions the scenarios need. Attributes are required and unindexed, as the
+/// raw baselines have no secondary index either.
+public enum PostModel {
+    /// v1: what every scenario starts from.
+    public static func v1() throws -> Schema {
+        try Schema("v1") {
+            Entity("Post") {
+                Attribute("postID", .uuid)
+                Attribute("date", .date)
+                Attribute("color", .string)
+                Attribute("content", .string)
+                Attribute("views", .int32)
+            }
+        }
+    }
+
+    /// Metadata only: `color` renamed `hexColor`, `softDelete` added with a default, `views` removed.
+    public static func renamed() throws -> Schema {
+        try Schema("v2-metadata") {
+            Entity("Post") {
+                Attribute("postID", .uuid)
+                Attribute("date", .date)
+                Attribute("hexColor", .string).renamed(from: "color")
+                Attribute("content", .string)
+                Attribute("softDelete", .bool).defaultValue(false)
+            }
+        }
+    }
+
+    /// A rewrite of every record: `views` widened from Int32 to Int64.
+    public static func widened() throws -> Schema {
+        try Schema("v2-rewrite") {
+            Entity("Post") {
+                Attribute("postID", .uuid)
+                Attribute("date", .date)
+                Attribute("color", .string)
+                Attribute("content", .string)
+                Attribute("views", .int64)
+            }
+        }
+    }
+
+    /// The split: `content` moves into a `Section` per post (title = first 4 characters + "...").
+    public static func split() throws -> Schema {
+        try Schema("v2-split") {
+            Entity("Post") {
+                Attribute("postID", .uuid)
+                Attribute("date", .date)
+                Attribute("color", .string)
+                Attribute("views", .int32)
+                Relationship("sections", to: "Section", inverse: "post", toMany: true, deleteRule: .cascade)
+            }
+            Entity("Section") {
+                Attribute("title", .string)
+                Attribute("body", .string)
+                Attribute("index", .int64)
+                Relationship("post", to: "Post", inverse: "sections")
+            }
+        }
+    }
+
+    /// The custom stage of the split, written as the tutorial's posts migration does.
+    public static func splitStage() -> MigrationStage {
+        MigrationStage.custom(
+            from: "v1", to: "v2-split",
+            entityMappings: [
+                .transform("Post", destinations: ["Section"], instances: { post, ctx in
+                    try ctx.insert("Post", try ctx.inferredValues(for: post), keepingSourceID: true)
+                    let content = post["content"].stringValue ?? ""
+                    try ctx.insert("Section", ["title": .string(DataSet.sectionTitle(content)), "body": .string(content),
+                                               "index": .int64(0)])
+                }, relationships: { post, ctx in
+                    for s in try ctx.destinations(for: post.id, entity: "Section") {
+                        try ctx.link(post.id, of: "Post", "sections", to: s)
+                    }
+                }),
+            ])
+    }
+}
+
+/// A post through the typed API (`Codable`).
+public struct Post: Persistable, Equatable {
+    public static let entityName = "Post"
+    public var id: ObjectID?
+    public var postID: UUID
+    public var date: Date
+    public var color: String
+    public var content: String
+    public var views: Int32
+
+    public init(_ r: PostRecord) {
+        postID = r.uuid
+        date = r.dateValue
+        color = r.color
+        content = r.content
+        views = r.views
+    }
+}
+
+/// Strata's side of every scenario, through the dynamic API (`strata`) or the typed API (`strata-typed`).
+public enum StrataScenarios {
+    public static func run(_ task: ChildTask) throws -> ChildReport? {
+        let url = URL(fileURLWithPath: task.path)
+        switch (task.role, task.scenario) {
+        case (.prepare, .insert):
+            return nil
+        case (.prepare, _):
+            try load(task, url: url, typed: task.system == .strataTyped)
+            return nil
+        case (.measure, .insert):
+            let report = try measured(path: task.path) {
+                let seconds = try load(task, url: url, typed: task.system == .strataTyped)
+                return (seconds, task.records, "records", [:], [])
+            }
+            try verifyPosts(task, url: url, schema: try PostModel.v1())
+            return report
+        case (.measure, .open): return try measureOpen(task, url: url)
+        case (.measure, .scan): return try measureScan(task, url: url)
+        case (.measure, .get): return try measureGet(task, url: url)
+        case (.measure, .lightweightMetadata), (.measure, .lightweightRewrite), (.measure, .customSplit):
+            return try measureMigration(task, url: url)
+        }
+    }
+
+    // MARK: Insert
+
+    /// Loads the data set, `batchSize` objects per write transaction; returns the seconds from before the
+    /// store is created to after it is closed, less the data set's generation.
+    @discardableResult
+    static func load(_ task: ChildTask, url: URL, typed: Bool) throws -> Double {
+        let data = task.dataSet
+        let progress = Progress(typed ? "strata-typed insert" : "strata insert", total: task.records)
+        let schema = try PostModel.v1()
+        var clock = Stopwatch()
+        clock.start()
+        let store = try Store.open(at: url, schema: schema)
+        clock.stop()
+        for range in data.batches(of: task.batchSize) {
+            let records = data.batch(range)
+            clock.start()
+            if typed {
+                try store.write { ctx in
+                    for r in records { try ctx.insert(Post(r)) }
+                }
+            } else {
+                try store.write { ctx in
+                    for r in records {
+                        try ctx.insert("Post", orderedValues: [.uuid(r.uuid), .date(r.dateValue), .string(r.color),
+                                                               .string(r.content), .int32(r.views)])
+                    }
+                }
+            }
+            clock.stop()
+            progress.update(range.upperBound)
+        }
+        clock.start()
+        store.close()
+        clock.stop()
+        return clock.seconds
+    }
+
+    // MARK: Open
+
+    static func measureOpen(_ task: ChildTask, url: URL) throws -> ChildReport {
+        let schema = try PostModel.v1()
+        var first = 0.0
+        return try measured(path: task.path) {
+            let start = Clock.now()
+            for cycle in 0..<task.openCycles {
+                let t0 = Clock.now()
+                // Opening compares the store's version hashes with the model's; it throws when they differ.
+                let store = try Store.open(at: url, schema: schema)
+                guard store.schema.versionIdentifier == "v1" else { throw BenchFailure("wrong version") }
+                store.close()
+                if cycle == 0 { first = Clock.now() - t0 }
+            }
+            return ((Clock.now() - start) / Double(task.openCycles), 1, "opens",
+                    ["first_open_seconds": first, "cycles": Double(task.openCycles)], [])
+        }
+    }
+
+    // MARK: Reads
+
+    @inline(__always)
+    static func fold(_ o: DynamicObject, into fold: inout Fold) {
+        fold.add(o.id.rawValue)
+        if let u = o["postID"].uuidValue { fold.add(uuid: u.uuid) }
+        if let d = o["date"].dateValue { fold.add(d.timeIntervalSinceReferenceDate) }
+        if let s = o["color"].stringValue { fold.add(text: s) }
+        if let s = o["content"].stringValue { fold.add(text: s) }
+        if case .int32(let v) = o["views"] { fold.add(v) }
+    }
+
+    @inline(__always)
+    static func fold(_ p: Post, into fold: inout Fold) {
+        fold.add(p.id?.rawValue ?? 0)
+        fold.add(uuid: p.postID.uuid)
+        fold.add(p.date.timeIntervalSinceReferenceDate)
+        fold.add(text: p.color)
+        fold.add(text: p.content)
+        fold.add(p.views)
+    }
+
+    static func measureScan(_ task: ChildTask, url: URL) throws -> ChildReport {
+        let schema = try PostModel.v1()
+        var f = Fold()
+        var n = 0
+        var report = try measured(path: task.path) {
+            let start = Clock.now()
+            let store = try Store.open(at: url, schema: schema)
+            if task.system == .strataTyped {
+                try store.read { ctx in
+                    try ctx.objects(Post.self).forEach { p in
+                        fold(p, into: &f)
+                        n += 1
+                    }
+                }
+            } else {
+                try store.read { ctx in
+                    try ctx.objects("Post").forEach { o in
+                        fold(o, into: &f)
+                        n += 1
+                    }
+                }
+            }
+            store.close()
+            return (Clock.now() - start, n, "records", [:], [])
+        }
+        guard n == task.records else { throw BenchFailure("scan read \(n) objects, expected \(task.records)") }
+        report.extra["fold"] = Double(f.value % (1 << 50))
+        return report
+    }
+
+    static func measureGet(_ task: ChildTask, url: URL) throws -> ChildReport {
+        let schema = try PostModel.v1()
+        var f = Fold()
+        var report = try measured(path: task.path) {
+            let start = Clock.now()
+            let store = try Store.open(at: url, schema: schema)
+            try store.read { ctx in
+                try task.dataSet.randomIDs(task.gets) { id in
+                    if task.system == .strataTyped {
+                        guard let p = try ctx.fetch(Post.self, id: ObjectID(rawValue: id)) else { throw BenchFailure("no post \(id)") }
+                        fold(p, into: &f)
+                    } else {
+                        guard let o = try ctx.object(ObjectID(rawValue: id), of: "Post") else { throw BenchFailure("no post \(id)") }
+                        fold(o, into: &f)
+                    }
+                }
+            }
+            store.close()
+            return (Clock.now() - start, task.gets, "fetches", [:], [])
+        }
+        report.extra["fold"] = Double(f.value % (1 << 50))
+        return report
+    }
+
+    // MARK: Migrations
+
+    static func measureMigration(_ task: ChildTask, url: URL) throws -> ChildReport {
+        let target: Schema
+        var stages: [MigrationStage] = []
+        switch task.scenario {
+        case .lightweightMetadata: target = try PostModel.renamed()
+        case .lightweightRewrite: target = try PostModel.widened()
+        default:
+            target = try PostModel.split()
+            stages = [PostModel.splitStage()]
+        }
+        let plan = try MigrationPlan(schemas: [try PostModel.v1(), target], stages: stages)
+        var options = MigrationOptions()
+        options.batchSize = task.batchSize
+        let label = "strata \(task.scenario.rawValue)"
+        let records = task.records
+        let reported = ReportedPhases()
+        options.progress = { p in reported.report(label, p, records: records) }
+        var configuration = StoreConfiguration(migration: options)
+        configuration.createIfMissing = false
+        let report = try measured(path: task.path) {
+            let start = Clock.now()
+            let store = try Store.open(at: url, schema: target, plan: plan, configuration: configuration)
+            store.close()
+            return (Clock.now() - start, task.records, "records", [:], [])
+        }
+        try verifyMigrated(task, url: url, target: target)
+        return report
+    }
+
+    /// Prints a migration's progress at a few points of each phase.
+    final class ReportedPhases: @unchecked Sendable {
+        private let lock = NSLock()
+        private var last: [String: Int] = [:]
+
+        func report(_ label: String, _ p: MigrationProgress, records: Int) {
+            guard records >= 200_000, p.total > 0 else { return }
+            let key = "\(p.phase)-\(p.entity ?? "")"
+            let quarter = 4 * p.completed / p.total
+            lock.lock()
+            let previous = last[key] ?? 0
+            if quarter > previous { last[key] = quarter }
+            lock.unlock()
+            if quarter > previous {
+                note("    \(label): \(p.phase) \(p.entity ?? "") \(grouped(p.completed))/\(grouped(p.total))")
+            }
+        }
+    }
+
+    // MARK: Checks (after the timing)
+
+    static func verifyPosts(_ task: ChildTask, url: URL, schema: Schema) throws {
+        let store = try Store.open(at: url, schema: schema)
+        defer { store.close() }
+        try store.read { ctx in
+            let n = try ctx.count("Post")
+            guard n == task.records else { throw BenchFailure("\(n) posts, expected \(task.records)") }
+            for i in Set([1, task.records / 2 + 1, task.records]) {
+                let r = task.dataSet.record(i)
+                guard let o = try ctx.object(ObjectID(rawValue: UInt64(i)), of: "Post"), o["postID"] == .uuid(r.uuid),
+                      o["content"] == .string(r.content), o["views"] == .int32(r.views) else {
+                    throw BenchFailure("post \(i) does not hold record \(i)")
+                }
+            }
+        }
+    }
+
+    static func verifyMigrated(_ task: ChildTask, url: URL, target: Schema) throws {
+        let store = try Store.open(at: url, schema: target)
+        defer { store.close() }
+        try store.read { ctx in
+            let n = try ctx.count("Post")
+            guard n == task.records else { throw BenchFailure("\(n) posts after the migration, expected \(task.records)") }
+            for i in Set([1, task.records]) {
+                let r = task.dataSet.record(i)
+                guard let o = try ctx.object(ObjectID(rawValue: UInt64(i)), of: "Post") else { throw BenchFailure("post \(i) missing") }
+                switch task.scenario {
+                case .lightweightMetadata:
+                    guard o["hexColor"] == .string(r.color), o["softDelete"] == .bool(false), o["content"] == .string(r.content) else {
+                        throw BenchFailure("post \(i) was not migrated")
+                    }
+                case .lightweightRewrite:
+                    guard o["views"] == .int64(Int64(r.views)), o["content"] == .string(r.content) else {
+                        throw BenchFailure("post \(i) was not widened")
+                    }
+                default:
+                    let sections = try ctx.relatedObjects(o, "sections")
+                    guard sections.count == 1, sections[0]["body"] == .string(r.content),
+                          sections[0]["title"] == .string(DataSet.sectionTitle(r.content)) else {
+                        throw BenchFailure("post \(i) was not split")
+                    }
+                }
+            }
+            if task.scenario == .customSplit {
+                let s = try ctx.count("Section")
+                guard s == task.records else { throw BenchFailure("\(s) sections, expected \(task.records)") }
+            }
+        }
+    }
+}

@@ -1,0 +1,241 @@
+import BenchCore
+import BenchLMDB
+import BenchSQLite
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+enum Report {
+    static var encoder: JSONEncoder {
+        let e = JSONEncoder()
+        e.keyEncodingStrategy = .convertToSnakeCase
+        e.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return e
+    }
+
+    static var decoder: JSONDecoder {
+        let d = JSONDecoder()
+        d.keyDecodingStrategy = .convertFromSnakeCase
+        return d
+    }
+
+    // MARK: Ratios and goals
+
+    static func row(_ rows: [ResultRow], _ scenario: Scenario, _ system: System) -> ResultRow? {
+        rows.first { $0.scenario == scenario.rawValue && $0.system == system.rawValue }
+    }
+
+    /// Each Strata row's throughput divided by raw LMDB's and SQLite's in the same scenario: ≥ 1 is faster.
+    static func addRatios(_ rows: [ResultRow]) -> [ResultRow] {
+        rows.map { r in
+            var r = r
+            guard r.system == System.strata.rawValue || r.system == System.strataTyped.rawValue,
+                  let scenario = Scenario(rawValue: r.scenario) else { return r }
+            if let l = row(rows, scenario, .lmdb) { r.ratioToLmdb = r.recordsPerSecond / l.recordsPerSecond }
+            if let s = row(rows, scenario, .sqlite) { r.ratioToSqlite = r.recordsPerSecond / s.recordsPerSecond }
+            return r
+        }
+    }
+
+    static func goals(_ rows: [ResultRow]) -> [Goal] {
+        var goals: [Goal] = []
+        func ratio(_ scenario: Scenario, to other: System, atLeast bound: Double) {
+            let name = "strata/\(other.rawValue) ≥ \(bound) on \(scenario.rawValue)"
+            guard let r = row(rows, scenario, .strata),
+                  let v = other == .lmdb ? r.ratioToLmdb : r.ratioToSqlite else {
+                goals.append(Goal(goal: name, measured: "not measured", met: nil))
+                return
+            }
+            goals.append(Goal(goal: name, measured: String(format: "%.2f", v), met: v >= bound))
+        }
+        ratio(.insert, to: .lmdb, atLeast: 0.5)
+        ratio(.lightweightRewrite, to: .lmdb, atLeast: 0.5)
+        ratio(.scan, to: .lmdb, atLeast: 0.25)
+        ratio(.lightweightRewrite, to: .sqlite, atLeast: 3)
+        ratio(.customSplit, to: .sqlite, atLeast: 1)
+        if let s = row(rows, .open, .strata), let l = row(rows, .open, .lmdb) {
+            let x = s.seconds / l.seconds
+            goals.append(Goal(goal: "open within 2× of lmdb", measured: String(format: "%.2f× (%@ vs %@)", x,
+                                                                                  format(seconds: s.seconds), format(seconds: l.seconds)),
+                              met: x <= 2))
+        } else {
+            goals.append(Goal(goal: "open within 2× of lmdb", measured: "not measured", met: nil))
+        }
+        if let m = row(rows, .lightweightMetadata, .strata) {
+            goals.append(Goal(goal: "lightweight-metadata in milliseconds", measured: format(seconds: m.seconds), met: m.seconds < 0.1))
+        } else {
+            goals.append(Goal(goal: "lightweight-metadata in milliseconds", measured: "not measured", met: nil))
+        }
+        return goals
+    }
+
+    // MARK: Table
+
+    static func table(_ results: Results) -> String {
+        var lines: [String] = []
+        lines.append("strata-bench: \(grouped(results.records)) records, seed \(results.seed), \(results.machine.build) build, "
+                     + "\(results.machine.nproc) cores, \(results.machine.cpu), load average \(results.machine.loadAverageAtStart ?? "?") → "
+                     + "\(results.machine.loadAverageAtEnd ?? "?")")
+        lines.append("")
+        let header = ["scenario", "system", "time", "throughput", "peak RSS", "peak anon", "× lmdb", "× sqlite"]
+        var cells: [[String]] = []
+        for r in results.results {
+            let unit = r.unit == "records" ? "rec/s" : (r.unit == "opens" ? "opens/s" : "\(r.unit)/s")
+            cells.append([r.scenario, r.system, format(seconds: r.seconds), "\(format(rate: r.recordsPerSecond)) \(unit)",
+                          format(bytes: r.peakRssBytes), format(bytes: r.peakAnonBytes),
+                          r.ratioToLmdb.map { String(format: "%.2f", $0) } ?? "", r.ratioToSqlite.map { String(format: "%.2f", $0) } ?? ""])
+        }
+        lines.append(markdownTable(header, cells, rightAligned: [2, 3, 4, 5, 6, 7]))
+        lines.append("")
+        lines.append("time: wall clock of the measured work in a fresh process (open: mean of \(results.openCycles) cycles; "
+                     + "get: \(grouped(results.gets)) fetches); × lmdb / × sqlite: Strata's throughput ÷ theirs (≥ 1 is faster).")
+        lines.append("peak RSS: ru_maxrss of the measuring process (counts the file pages LMDB maps); peak anon: its highest RssAnon.")
+        let notes = details(results.results)
+        if !notes.isEmpty {
+            lines.append("")
+            lines.append(contentsOf: notes)
+        }
+        lines.append("")
+        lines.append("Goals (this run):")
+        for g in results.goals {
+            let mark = g.met.map { $0 ? "met   " : "MISSED" } ?? "n/a   "
+            lines.append("  \(mark)  \(g.goal): \(g.measured)")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// What each part of a migration cost, the first open, drop times.
+    static func details(_ rows: [ResultRow]) -> [String] {
+        var out: [String] = []
+        for r in rows {
+            var parts: [String] = []
+            if let v = r.extra["first_open_seconds"] { parts.append("first open \(format(seconds: v))") }
+            for key in ["rename_seconds", "add_seconds", "drop_seconds", "commit_close_seconds", "open_seconds"] {
+                if let v = r.extra[key] {
+                    parts.append("\(key.replacingOccurrences(of: "_seconds", with: "").replacingOccurrences(of: "_", with: "+")) \(format(seconds: v))")
+                }
+            }
+            parts.append(contentsOf: r.notes)
+            if !parts.isEmpty { out.append("- \(r.scenario) · \(r.system): " + parts.joined(separator: ", ")) }
+        }
+        return out
+    }
+
+    static func markdownTable(_ header: [String], _ rows: [[String]], rightAligned: Set<Int>) -> String {
+        var widths = header.map(\.count)
+        for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], c.count) } }
+        func line(_ cells: [String]) -> String {
+            "| " + cells.enumerated().map { i, c in
+                let pad = String(repeating: " ", count: widths[i] - c.count)
+                return rightAligned.contains(i) ? pad + c : c + pad
+            }.joined(separator: " | ") + " |"
+        }
+        let rule = "|" + widths.enumerated().map { i, w in
+            rightAligned.contains(i) ? String(repeating: "-", count: w + 1) + ":" : ":" + String(repeating: "-", count: w + 1)
+        }.joined(separator: "|") + "|"
+        return ([line(header), rule] + rows.map(line)).joined(separator: "\n")
+    }
+
+    // MARK: Comparison with an earlier run
+
+    static func comparison(_ now: Results, _ earlier: Results) -> String {
+        var lines = ["", "Compared with the run at \(grouped(earlier.records)) records:"]
+        for system in System.allCases {
+            if let a = row(earlier.results, .open, system), let b = row(now.results, .open, system) {
+                lines.append("  open · \(system.rawValue): \(format(seconds: a.seconds)) → \(format(seconds: b.seconds)) (×\(String(format: "%.2f", b.seconds / a.seconds)))")
+            }
+        }
+        for system in System.allCases {
+            if let a = row(earlier.results, .lightweightMetadata, system), let b = row(now.results, .lightweightMetadata, system) {
+                lines.append("  lightweight-metadata · \(system.rawValue): \(format(seconds: a.seconds)) → \(format(seconds: b.seconds)) (×\(String(format: "%.2f", b.seconds / a.seconds)))")
+            }
+        }
+        for scenario in [Scenario.lightweightMetadata, .lightweightRewrite, .customSplit] {
+            for system in [System.strata] {
+                if let a = row(earlier.results, scenario, system), let b = row(now.results, scenario, system) {
+                    let change = Double(b.peakAnonBytes) / Double(a.peakAnonBytes) - 1
+                    lines.append("  peak anon during \(scenario.rawValue) · \(system.rawValue): \(format(bytes: a.peakAnonBytes)) → "
+                                 + "\(format(bytes: b.peakAnonBytes)) (\(String(format: "%+.1f", change * 100)) %, goal within ±10 %: "
+                                 + "\(abs(change) <= 0.10 ? "met" : "MISSED")); peak RSS \(format(bytes: a.peakRssBytes)) → \(format(bytes: b.peakRssBytes))")
+                }
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    // MARK: The machine
+
+    static func machine(directory: String, loadAtStart: String) -> Machine {
+        var cpu = "unknown"
+        if let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+           let line = info.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
+           let colon = line.firstIndex(of: ":") {
+            cpu = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            func field(_ name: String) -> String? {
+                info.split(separator: "\n").first { $0.hasPrefix(name) }
+                    .flatMap { $0.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) }
+            }
+            if let family = field("cpu family"), let model = field("model\t") {
+                cpu += " (family \(family), model \(model))"
+            }
+        }
+        var os = "unknown"
+        if let release = try? String(contentsOfFile: "/etc/os-release", encoding: .utf8),
+           let line = release.split(separator: "\n").first(where: { $0.hasPrefix("PRETTY_NAME=") }) {
+            os = line.dropFirst(12).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+        }
+        var name = utsname()
+        uname(&name)
+        let kernel = withUnsafeBytes(of: name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        #if DEBUG
+        let build = "debug"
+        #else
+        let build = "release"
+        #endif
+        let formatter = ISO8601DateFormatter()
+        return Machine(nproc: ProcessInfo.processInfo.activeProcessorCount, cpu: cpu,
+                       memoryBytes: ProcessInfo.processInfo.physicalMemory, os: os, kernel: kernel,
+                       disk: disk(of: directory), lmdb: RawLMDB.version, sqlite: RawSQLite.version, build: build,
+                       date: formatter.string(from: Date()), loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadAverage())
+    }
+
+    /// `/proc/loadavg`'s first three figures: the machine is shared, and this says how busy it was.
+    static func loadAverage() -> String {
+        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return "unknown" }
+        return text.split(separator: " ").prefix(3).joined(separator: " ")
+    }
+
+    /// The file system and device holding `path` (the longest mount point that contains it).
+    static func disk(of path: String) -> String {
+        guard let mounts = try? String(contentsOfFile: "/proc/mounts", encoding: .utf8) else { return "unknown" }
+        var best: (point: String, text: String) = ("", "unknown")
+        for line in mounts.split(separator: "\n") {
+            let f = line.split(separator: " ")
+            guard f.count >= 3 else { continue }
+            let point = String(f[1])
+            if (path == point || path.hasPrefix(point.hasSuffix("/") ? point : point + "/")) && point.count >= best.point.count {
+                best = (point, "\(f[2]) on \(f[0]) (mounted at \(point))")
+            }
+        }
+        return best.text
+    }
+}
+
+// MARK: Formatting
+
+func format(seconds s: Double) -> String {
+    if s < 1e-3 { return String(format: "%.0f µs", s * 1e6) }
+    if s < 1 { return String(format: "%.1f ms", s * 1e3) }
+    return String(format: "%.2f s", s)
+}
+
+func format(rate r: Double) -> String {
+    if r >= 1e6 { return String(format: "%.2f M", r / 1e6) }
+    if r >= 1e3 { return String(format: "%.0f k", r / 1e3) }
+    return String(format: "%.0f", r)
+}
+
+func format(bytes b: Int) -> String {
+    String(format: "%.0f MiB", Double(b) / 1_048_576)
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+/// Runs `strata-bench` at a small size (every scenario, every system) and checks that its JSON is well formed
+/// and complete: one result per scenario × system, every number positive. No timed assertion.
+@Suite struct StrataBenchSmokeTests {
+    /// The `strata-bench` executable SwiftPM built beside this test bundle.
+    static func executable() throws -> URL {
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = dir.appendingPathComponent("strata-bench")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        let bundle = Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("strata-bench")
+        if FileManager.default.isExecutableFile(atPath: bundle.path) { return bundle }
+        throw SmokeFailure("strata-bench not found near \(CommandLine.arguments[0])")
+    }
+
+    struct SmokeFailure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    @Test func smallRunProducesCompleteJSON() throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("strata-bench-smoke-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let json = work.appendingPathComponent("results.json")
+
+        let process = Process()
+        process.executableURL = try Self.executable()
+        process.arguments = ["--records", "2000", "--gets", "2000", "--open-cycles", "20", "--batch-size", "500",
+                             "--json", json.path, "--dir", work.appendingPathComponent("stores").path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let table = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(table.contains("| scenario"))
+        #expect(table.contains("Goals (this run):"))
+
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: json))
+        let root = try #require(object as? [String: Any])
+        #expect(root["records"] as? Int == 2000)
+        let machine = try #require(root["machine"] as? [String: Any])
+        #expect((machine["nproc"] as? Int ?? 0) > 0)
+        #expect(!(machine["lmdb"] as? String ?? "").isEmpty)
+        #expect(!(machine["sqlite"] as? String ?? "").isEmpty)
+        let results = try #require(root["results"] as? [[String: Any]])
+
+        let scenarios = ["insert", "open", "scan", "get", "lightweight-metadata", "lightweight-rewrite", "custom-split"]
+        var expected: Set<String> = []
+        for s in scenarios {
+            for system in ["strata", "lmdb", "sqlite"] { expected.insert("\(s)/\(system)") }
+        }
+        for s in ["insert", "scan", "get"] { expected.insert("\(s)/strata-typed") }
+        var seen: Set<String> = []
+        for r in results {
+            let scenario = try #require(r["scenario"] as? String)
+            let system = try #require(r["system"] as? String)
+            let key = "\(scenario)/\(system)"
+            #expect(seen.insert(key).inserted, "duplicate result \(key)")
+            for field in ["seconds", "records_per_second", "peak_rss_bytes", "peak_anon_bytes"] {
+                let value = (r[field] as? NSNumber)?.doubleValue ?? -1
+                #expect(value > 0, "\(key): \(field) = \(value)")
+            }
+            if system.hasPrefix("strata") {
+                #expect(((r["ratio_to_lmdb"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_lmdb")
+                #expect(((r["ratio_to_sqlite"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_sqlite")
+            }
+        }
+        #expect(seen == expected, "missing: \(expected.subtracting(seen).sorted()), extra: \(seen.subtracting(expected).sorted())")
+        let goals = try #require(root["goals"] as? [[String: Any]])
+        #expect(goals.count >= 7)
+    }
+}
