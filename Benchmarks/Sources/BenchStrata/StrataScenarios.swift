@@ -68,15 +68,17 @@ public enum PostModel {
         MigrationStage.custom(
             from: "v1", to: "v2-split",
             entityMappings: [
+                // The post keeps its identity (the inferred object, without `content`); its section is made
+                // and linked in the same call, as an NSEntityMigrationPolicy may relate the objects it creates.
                 .transform("Post", destinations: ["Section"], instances: { post, ctx in
-                    try ctx.insert("Post", try ctx.inferredValues(for: post), keepingSourceID: true)
+                    try ctx.insert(try ctx.inferredObject(for: post))
                     let content = post["content"].stringValue ?? ""
-                    try ctx.insert("Section", ["title": .string(DataSet.sectionTitle(content)), "body": .string(content),
-                                               "index": .int64(0)])
-                }, relationships: { post, ctx in
-                    for s in try ctx.destinations(for: post.id, entity: "Section") {
-                        try ctx.link(post.id, of: "Post", "sections", to: s)
-                    }
+                    var section = try ctx.makeObject("Section")
+                    section["title"] = .string(DataSet.sectionTitle(content))
+                    section["body"] = .string(content)
+                    section["index"] = .int64(0)
+                    let id = try ctx.insert(section, keepingSourceID: false)
+                    try ctx.link(post.id, of: "Post", "sections", to: id)
                 }),
             ])
     }

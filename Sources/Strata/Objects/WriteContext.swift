@@ -18,6 +18,9 @@ import Foundation
 public final class WriteContext: ReadContext {
     var writer = BinaryWriter(capacity: 512)
     private var nextID: UInt64? = nil
+    /// The last object inserted in each entity by this transaction (linking a just-created object needs no
+    /// lookup to know it exists; it cannot have been deleted since without this being cleared).
+    private var lastInserted: [Int: UInt64] = [:]
     private var counterDirty = false
     /// Objects whose relationship counts must be checked against their minimums at commit.
     private var countChecks: Set<CountCheck> = []
@@ -144,6 +147,7 @@ public final class WriteContext: ReadContext {
         for r in binding.relationships where (r.minCount ?? 0) > 0 {
             countChecks.insert(CountCheck(entity: binding.position, relationship: r.position, id: id))
         }
+        lastInserted[binding.position] = id
         return id
     }
 
@@ -209,6 +213,7 @@ public final class WriteContext: ReadContext {
                 try removeIndexEntry(index, object.values[index.attribute], id: id)
             }
             try ObjectKey.with(id) { key in _ = try txn.delete(binding.dbi, key: key) }
+            if lastInserted[binding.position] == id { lastInserted[binding.position] = nil }
         }
     }
 
@@ -232,8 +237,8 @@ public final class WriteContext: ReadContext {
     func link(_ binding: EntityBinding, _ r: RelationshipBinding, _ source: UInt64, _ target: UInt64) throws {
         let destination = model.entities[r.destination]
         let inverse = destination.relationships[r.inversePosition]
-        guard try exists(source, binding) else { throw StoreError.objectNotFound(entity: binding.name, id: ObjectID(rawValue: source)) }
-        guard try exists(target, destination) else { throw StoreError.objectNotFound(entity: destination.name, id: ObjectID(rawValue: target)) }
+        guard try knownToExist(source, binding) else { throw StoreError.objectNotFound(entity: binding.name, id: ObjectID(rawValue: source)) }
+        guard try knownToExist(target, destination) else { throw StoreError.objectNotFound(entity: destination.name, id: ObjectID(rawValue: target)) }
         if !r.isToMany, let existing = try firstLinkedID(source, r) {
             if existing == target { return }
             try unlinkPair(r, inverse, source, existing)
@@ -292,9 +297,21 @@ public final class WriteContext: ReadContext {
         if (inverse.minCount ?? 0) > 0 { countChecks.insert(CountCheck(entity: inverse.entityPosition, relationship: inverse.position, id: target)) }
     }
 
+    /// Whether an object exists: the one this transaction inserted last in its entity does without a lookup.
+    private func knownToExist(_ id: UInt64, _ binding: EntityBinding) throws -> Bool {
+        if lastInserted[binding.position] == id { return true }
+        return try exists(id, binding)
+    }
+
     func putLinkEntry(_ dbi: MDB_dbi, _ source: UInt64, _ target: UInt64) throws -> Bool {
         try ObjectKey.with(source) { k in
-            try ObjectKey.with(target) { v in try txn.put(dbi, key: k, value: v, flags: LMDBFlags.noDupData) }
+            try ObjectKey.with(target) { v in
+                // Links of new objects arrive in key order: append them when they do (LMDB checks the order
+                // and answers KEYEXIST otherwise), else an ordinary put.
+                let cursor = try txn.sharedCursor(dbi)
+                if try cursor.put(key: k, value: v, flags: LMDBFlags.append | LMDBFlags.appendDup) { return true }
+                return try txn.put(dbi, key: k, value: v, flags: LMDBFlags.noDupData)
+            }
         }
     }
 

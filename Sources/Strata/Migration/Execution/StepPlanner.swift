@@ -54,7 +54,11 @@ enum StepPlanner {
                                                   sources: stored.indices.map { .field($0) })],
                     currentLayout: 1))
                 kinds[dest.name] = .built
-                if built.contains(dest.name) { requiredChecks.append(.checkRequired(entity: dest.name)) }
+                // Required attributes are validated as policies insert objects; minimum counts can only be
+                // checked once every link exists.
+                if built.contains(dest.name), dest.relationships.contains(where: { ($0.minCount ?? 0) > 0 }) {
+                    requiredChecks.append(.checkRequired(entity: dest.name))
+                }
             } else if let sourceEntry, plan.requiresRewrite || scripted.contains(dest.name) {
                 let stored = dest.storedAttributes
                 let database = catalog.databaseName("e", tag: sourceEntry.tag)
@@ -67,7 +71,6 @@ enum StepPlanner {
                     currentLayout: layoutID))
                 kinds[dest.name] = .rewritten(source: sourceEntry.name)
                 rewrites.append(.rewrite(entity: dest.name, source: sourceEntry.name))
-                if scripted.contains(dest.name) { requiredChecks.append(.checkRequired(entity: dest.name)) }
             } else if let sourceEntry {
                 catalog.entities.append(try compose(sourceEntry, plan: plan, destination: dest))
                 kinds[dest.name] = .carried
@@ -122,7 +125,10 @@ enum StepPlanner {
                     staging.append(database)
                     catalog.indexes.append(Catalog.IndexEntry(tag: tag, entityTag: entry.tag, attribute: a.name,
                                                               database: database, isUnique: a.isUnique))
-                    indexBuilds.append(.buildIndex(entity: dest.name, attribute: a.name))
+                    // Objects a stage's policies create are indexed as they are inserted.
+                    if kinds[dest.name] != .built {
+                        indexBuilds.append(.buildIndex(entity: dest.name, attribute: a.name))
+                    }
                 }
             }
         }

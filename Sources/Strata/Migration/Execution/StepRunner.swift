@@ -23,11 +23,13 @@ final class StepRunner {
     var journal: MigrationJournal
     let source: BoundModel
     let destination: BoundModel
-    /// The destination model without indexes on entities whose indexes are built by the step.
+    /// The destination model without indexes on rewritten entities (whose new indexes are built by the step).
     let destinationForWrites: BoundModel
     var kinds: [String: StepPlan.EntityKind]
     /// The custom stage's pass being run (for progress reports).
     var currentPass = 0
+    /// Compiled inferred mappings, by source entity.
+    var inferencePrograms: [String: InferenceProgram] = [:]
     private var logger: Logger { options.logger }
 
     static let associationDatabase = "m.assoc"
@@ -55,7 +57,9 @@ final class StepRunner {
         self.journal = journal
         self.kinds = kinds
         let destinationCatalog = try Catalog(decoding: journal.destinationCatalog.withUnsafeBytes { $0 })
-        let rebuilt = Set(kinds.filter { $0.value != .carried }.map(\.key))
+        // Rewritten records are written by the transcoder, and their new indexes built afterwards; objects
+        // that policies insert maintain their indexes as they go.
+        let rewritten = Set(kinds.compactMap { if case .rewritten = $0.value { $0.key } else { nil } })
         (source, destination, destinationForWrites) = try environment.read { txn in
             let source = try header.bind(sourceSchema, in: txn)
             var handles: [String: MDB_dbi] = [:]
@@ -71,7 +75,7 @@ final class StepRunner {
                                                  generation: header.state.generation, meta: header.meta, handles: handles)
                 let forWrites = try BoundModel(schema: destinationSchema, catalog: destinationCatalog,
                                                generation: header.state.generation, meta: header.meta, handles: handles,
-                                               withoutIndexesFor: rebuilt)
+                                               withoutIndexesFor: rewritten)
                 return (source, destination, forWrites)
             } catch let failure as DecodeFailure {
                 throw StoreError.corrupted(path: environment.path, reason: .metadata(failure.reason))

@@ -81,11 +81,10 @@ final class Environment: @unchecked Sendable {
             throw StoreError.corrupted(path: path, reason: .missingDataFile)
         }
         return try registry.withLock { entries -> (environment: Environment, isNew: Bool) in
-            if var lease = entries[identity] {
+            // An entry inherited through fork() belongs to the parent: it is never used (nor closed) here, and
+            // the child opens an environment of its own, as `StoreError.usedAfterFork` tells it to.
+            if var lease = entries[identity], lease.environment.isOwnedByThisProcess {
                 if lease.environment.configuration.readOnly && !configuration.readOnly { throw StoreError.readOnly }
-                if lease.environment.openedInProcess != getpid() || strata_process_forked() != 0 {
-                    throw StoreError.usedAfterFork
-                }
                 lease.count += 1
                 entries[identity] = lease
                 return (lease.environment, false)
@@ -117,7 +116,7 @@ final class Environment: @unchecked Sendable {
 
     private func close() {
         guard !closedFlag.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        if strata_process_forked() != 0 || getpid() != openedInProcess {
+        if !isOwnedByThisProcess {
             // Never touch the parent's environment from a forked child.
             return
         }
@@ -223,9 +222,13 @@ final class Environment: @unchecked Sendable {
         return (size + page - 1) / page * page
     }
 
+    /// Whether this process opened the environment (not a parent before fork()). The process ID decides:
+    /// an environment a child opens after fork() is its own.
+    var isOwnedByThisProcess: Bool { getpid() == openedInProcess }
+
     private func checkProcess() throws {
         if closedFlag.load(ordering: .relaxed) { throw StoreError.closed }
-        if strata_process_forked() != 0 || getpid() != openedInProcess { throw StoreError.usedAfterFork }
+        if !isOwnedByThisProcess { throw StoreError.usedAfterFork }
     }
 
     // MARK: Transactions
@@ -252,14 +255,17 @@ final class Environment: @unchecked Sendable {
                 throw error
             }
             defer { gate.unlockShared() }
+            let result: T
             do {
-                let result = try body(txn)
-                finishRead(txn)
-                return result
+                result = try body(txn)
             } catch {
-                finishRead(txn)
+                try? finishRead(txn)
                 throw error
             }
+            // Handles opened in `txn` exist only if its commit succeeds, and `result` may hold them (a bound
+            // model): a failed commit is an error, never a result with dangling handles.
+            try finishRead(txn)
+            return result
         }
     }
 
@@ -285,11 +291,11 @@ final class Environment: @unchecked Sendable {
         return Transaction(pointer: txn, isWrite: false, environment: self)
     }
 
-    private func finishRead(_ txn: Transaction) {
+    private func finishRead(_ txn: Transaction) throws {
         guard !txn.isFinished else { return }
         if !txn.openedDatabases.isEmpty {
             // Only a commit exports the handles opened in a read transaction.
-            try? txn.commit()
+            try txn.commit()
             return
         }
         txn.reset()
@@ -348,6 +354,8 @@ final class Environment: @unchecked Sendable {
     }
 
     private func afterCommit() {
+        // Reliability tests: `txn.afterCommit` marks every durable commit (kill or trace there).
+        try? FaultInjection.point("txn.afterCommit")
         if commitsSinceReaderCheck.add(1, ordering: .relaxed).newValue >= 1024 {
             commitsSinceReaderCheck.store(0, ordering: .relaxed)
             var dead: Int32 = 0
