@@ -23,15 +23,22 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
 public enum System: String, CaseIterable, Codable, Sendable {
     case strata
     case strataTyped = "strata-typed"
+    /// Scans through `ReadContext.forEachView(of:)`: the dynamic API's zero-copy record views.
+    case strataViews = "strata-views"
     case lmdb
     case sqlite
 
-    /// Whether the system runs `scenario` (the typed API is measured where issue 2 asks for it).
+    /// Whether the system runs `scenario` (the typed API is measured where issue 2 asks for it; views
+    /// serve scans).
     public func runs(_ scenario: Scenario) -> Bool {
-        self != .strataTyped || [.insert, .scan, .get].contains(scenario)
+        switch self {
+        case .strataTyped: [.insert, .scan, .get].contains(scenario)
+        case .strataViews: scenario == .scan
+        default: true
+        }
     }
 
-    public var isStrata: Bool { self == .strata || self == .strataTyped }
+    public var isStrata: Bool { self == .strata || self == .strataTyped || self == .strataViews }
 }
 
 /// What one child process is asked to do.

@@ -197,6 +197,17 @@ public enum StrataScenarios {
         if case .int32(let v) = o["views"] { fold.add(v) }
     }
 
+    /// The same fold, from a record view: texts are read in place, not copied into `String`s.
+    @inline(__always)
+    static func fold(_ v: ObjectView, into fold: inout Fold) throws {
+        fold.add(v.id.rawValue)
+        if let u = try v.uuid("postID") { fold.add(uuid: u.uuid) }
+        if let d = try v.date("date") { fold.add(d.timeIntervalSinceReferenceDate) }
+        _ = try v.withBytes(of: "color") { fold.add(text: $0) }
+        _ = try v.withBytes(of: "content") { fold.add(text: $0) }
+        if let i = try v.int64("views") { fold.add(Int32(truncatingIfNeeded: i)) }
+    }
+
     @inline(__always)
     static func fold(_ p: Post, into fold: inout Fold) {
         fold.add(p.id?.rawValue ?? 0)
@@ -218,6 +229,13 @@ public enum StrataScenarios {
                 try store.read { ctx in
                     try ctx.objects(Post.self).forEach { p in
                         fold(p, into: &f)
+                        n += 1
+                    }
+                }
+            } else if task.system == .strataViews {
+                try store.read { ctx in
+                    try ctx.forEachView(of: "Post") { v in
+                        try fold(v, into: &f)
                         n += 1
                     }
                 }

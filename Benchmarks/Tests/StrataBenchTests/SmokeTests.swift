@@ -56,6 +56,7 @@ import Testing
             for system in ["strata", "lmdb", "sqlite"] { expected.insert("\(s)/\(system)") }
         }
         for s in ["insert", "scan", "get"] { expected.insert("\(s)/strata-typed") }
+        expected.insert("scan/strata-views")
         var seen: Set<String> = []
         for r in results {
             let scenario = try #require(r["scenario"] as? String)

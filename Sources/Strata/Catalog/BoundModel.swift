@@ -51,14 +51,28 @@ final class BoundModel: Sendable {
 }
 
 /// Where one layout's attribute values come from, in the order of the model's attributes.
-struct LayoutBinding: Sendable {
+/// (A class: it is shared, never copied, by every object and view read in the layout.)
+final class LayoutBinding: Sendable {
     let layout: RecordLayout
     /// One per attribute of the entity (transient attributes read their default).
     let sources: [Catalog.FieldSource]
     /// Field i holds attribute `fieldAttributes[i]` directly (nil when the field is not read).
     let fieldAttributes: [Int?]
+    /// The field each attribute is read from (nil when it is a constant of the projection or transient).
+    let attributeFields: [Int?]
     /// Every attribute is read straight from a field or is transient: no projection needed.
     let isDirect: Bool
+    /// Each field's type code (``TypeCode``), for views that locate fields without decoding them.
+    let fieldCodes: [UInt8]
+
+    init(layout: RecordLayout, sources: [Catalog.FieldSource], fieldAttributes: [Int?], attributeFields: [Int?], isDirect: Bool) {
+        self.layout = layout
+        self.sources = sources
+        self.fieldAttributes = fieldAttributes
+        self.attributeFields = attributeFields
+        self.isDirect = isDirect
+        self.fieldCodes = layout.fieldTypes.map(TypeCode.code)
+    }
 }
 
 struct RelationshipBinding: Sendable {
@@ -156,7 +170,10 @@ final class EntityBinding: Sendable {
                     direct = false
                 }
             }
-            layouts.append(LayoutBinding(layout: l.layout, sources: sources, fieldAttributes: fieldAttributes, isDirect: direct))
+            var attributeFields = [Int?](repeating: nil, count: entity.attributes.count)
+            for (f, a) in fieldAttributes.enumerated() { if let a { attributeFields[a] = f } }
+            layouts.append(LayoutBinding(layout: l.layout, sources: sources, fieldAttributes: fieldAttributes,
+                                         attributeFields: attributeFields, isDirect: direct))
         }
         guard let current = layouts.first(where: { $0.layout.id == entry.currentLayout }),
               current.isDirect, !current.fieldAttributes.contains(nil) else {
@@ -195,6 +212,17 @@ final class EntityBinding: Sendable {
             indexes.append(IndexBinding(dbi: ixDBI, isUnique: a.isUnique, attribute: i))
         }
         self.indexes = indexes
+    }
+
+    /// The position of attribute `name`. Comparing a few short names is faster than hashing one, so small
+    /// entities are searched in order; larger ones through the dictionary.
+    @inline(__always)
+    func position(of name: String) -> Int? {
+        if attributeNames.count <= 12 {
+            for i in attributeNames.indices where attributeNames[i] == name { return i }
+            return nil
+        }
+        return attributeIndex[name]
     }
 
     func layout(_ id: UInt32) -> LayoutBinding? {

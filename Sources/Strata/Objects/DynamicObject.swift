@@ -48,17 +48,8 @@ public struct DynamicObject: Sendable {
         }
     }
 
-    /// The position of attribute `name`. Comparing a few short names is faster than hashing one, so small
-    /// entities are searched in order; larger ones through the binding's dictionary.
     @inline(__always)
-    private func position(of name: String) -> Int? {
-        let names = binding.attributeNames
-        if names.count <= 12 {
-            for i in names.indices where names[i] == name { return i }
-            return nil
-        }
-        return binding.attributeIndex[name]
-    }
+    private func position(of name: String) -> Int? { binding.position(of: name) }
 
     /// The value of an attribute.
     /// - Throws: ``StoreError/unknownAttribute(entity:name:)``.

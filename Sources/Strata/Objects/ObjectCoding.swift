@@ -4,6 +4,14 @@ extension EntityBinding {
     /// Decodes a stored record into the model's attribute values, through its layout's projection.
     /// - Throws: ``StoreError/corruptedRecord(entity:id:reason:)`` for damaged or foreign bytes.
     func decodeValues(_ bytes: UnsafeRawBufferPointer, id: UInt64) throws -> [Value] {
+        var values: [Value] = []
+        try decodeValues(bytes, id: id, into: &values)
+        return values
+    }
+
+    /// Decodes a record into `values`, reusing its storage when it is not shared (scans decode every object
+    /// into the same array when the caller keeps none of them).
+    func decodeValues(_ bytes: UnsafeRawBufferPointer, id: UInt64, into values: inout [Value]) throws {
         do {
             var (layoutID, r) = try RecordCodec.open(bytes, entityTag: tag, id: id)
             guard let binding = layout(layoutID) else {
@@ -12,18 +20,19 @@ extension EntityBinding {
             let types = binding.layout.fieldTypes
             let bitmap = try r.bytes(binding.layout.bitmapSize)
             let count = initialValues.count
-            var values: [Value]
             if count <= 64 {
                 // Attributes start null and fields overwrite theirs; those no field filled take their initial
                 // value afterwards. (Starting from a copy of `initialValues` would copy it at the first write.)
-                values = []
-                values.reserveCapacity(count)
-                for _ in 0..<count { values.append(.null) }
+                if values.count != count {
+                    values = []
+                    values.reserveCapacity(count)
+                    for _ in 0..<count { values.append(.null) }
+                }
                 var filled: UInt64 = 0
                 for i in 0..<types.count {
                     let isNull = bitmap[i >> 3] & (UInt8(1) << UInt8(i & 7)) != 0
                     if let a = binding.fieldAttributes[i] {
-                        if !isNull { values[a] = try FieldCodec.decode(types[i], from: &r) }
+                        values[a] = isNull ? .null : try FieldCodec.decode(types[i], from: &r)
                         filled |= UInt64(1) << UInt64(a)
                     } else if !isNull {
                         _ = try FieldCodec.skip(types[i], in: &r)
@@ -54,7 +63,6 @@ extension EntityBinding {
                     }
                 }
             }
-            return values
         } catch let failure as DecodeFailure {
             throw StoreError.corruptedRecord(entity: name, id: ObjectID(rawValue: id), reason: failure.reason)
         }

@@ -249,6 +249,8 @@ public final class ObjectCursor {
     private var skipped = 0
     private var returned = 0
     private var finished = false
+    /// The last object decoded from the entity, whose value storage the next one reuses.
+    private var recycled: DynamicObject?
     /// Set for a query with no condition, filter, offset or limit: every object of the entity, in order,
     /// read without going through the query (which is a struct that would be copied for every object).
     private let plainBinding: EntityBinding?
@@ -311,8 +313,13 @@ public final class ObjectCursor {
             guard let entry = started ? try cursor.next() : try cursor.first() else { return nil }
             started = true
             let id = try decodeKey(entry.key)
-            return DynamicObject(id: ObjectID(rawValue: id), binding: query.binding,
-                                 values: try query.binding.decodeValues(entry.value, id: id))
+            // Decode into the previous object's storage: in place when the caller kept no copy of it.
+            var values = recycled?.values ?? []
+            recycled = nil
+            try query.binding.decodeValues(entry.value, id: id, into: &values)
+            let object = DynamicObject(id: ObjectID(rawValue: id), binding: query.binding, values: values)
+            recycled = object
+            return object
         case .index(let cursor, let c, let upperKey):
             while true {
                 let entry: Entry?
