@@ -16,6 +16,12 @@ enum StoreFiles {
     }
 
     static func inspect(_ path: String) throws -> State {
+        // The common case first: an existing store's data file.
+        var quick = stat()
+        if stat(path + "/data.mdb", &quick) == 0, (quick.st_mode & S_IFMT) == S_IFREG, quick.st_size > 0 {
+            try checkHeader(path + "/data.mdb", storePath: path)
+            return .existing
+        }
         var st = stat()
         if lstat(path, &st) != 0 {
             if errno == ENOENT { return .missing }
@@ -43,7 +49,6 @@ enum StoreFiles {
             throw StoreError.notAStore(path: path, reason: "data.mdb is not a regular file")
         }
         if ds.st_size == 0 { throw StoreError.corrupted(path: path, reason: .emptyDataFile) }
-        if access(data, R_OK) != 0 { throw StoreError.permissionDenied(path: data) }
         try checkHeader(data, storePath: path)
         return .existing
     }
@@ -53,11 +58,14 @@ enum StoreFiles {
     /// and LMDB's data format version (1 for LMDB 0.9).
     static func checkHeader(_ data: String, storePath: String) throws {
         let fd = open(data, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw StoreError.permissionDenied(path: data) }
+        guard fd >= 0 else {
+            if errno == EACCES || errno == EPERM { throw StoreError.permissionDenied(path: data) }
+            throw StoreError.ioError(errno: errno, operation: "open \(data)")
+        }
         defer { close(fd) }
         var header = [UInt8](repeating: 0, count: 24)
         let n = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 24, 0) }
-        let hasLockFile = FileManager.default.fileExists(atPath: storePath + "/lock.mdb")
+        var hasLockFile: Bool { FileManager.default.fileExists(atPath: storePath + "/lock.mdb") }
         guard n == 24 else {
             if hasLockFile { throw StoreError.corrupted(path: storePath, reason: .invalidHeader) }
             throw StoreError.notAStore(path: storePath, reason: "data.mdb is too short to be an LMDB data file")

@@ -13,7 +13,10 @@ struct StoreHeader {
 
     /// Reads the header, or throws ``StoreError/notAStore(path:reason:)`` when the LMDB environment holds no
     /// Strata metadata, ``StoreError/unsupportedFormat(path:found:supported:)`` for a newer format.
-    static func read(in txn: Transaction, path: String) throws -> StoreHeader {
+    ///
+    /// With `complete` false the history is not read and a journal is assumed exactly when the state says a
+    /// migration is in progress (they are written together): the fast path of an open that needs neither.
+    static func read(in txn: Transaction, path: String, complete: Bool = true) throws -> StoreHeader {
         guard let dbi = try txn.openDatabase(MetaTable.databaseName, flags: 0, create: false) else {
             throw StoreError.notAStore(path: path, reason: "the LMDB environment holds no Strata metadata")
         }
@@ -31,13 +34,14 @@ struct StoreHeader {
             }
             return value
         }
+        let state = try required(.state, StateRecord.init(decoding:))
         return StoreHeader(
             format: format,
             identity: try required(.identity, IdentityRecord.init(decoding:)),
-            state: try required(.state, StateRecord.init(decoding:)),
+            state: state,
             catalog: try required(.catalog, Catalog.init(decoding:)),
-            history: try meta.read(.history, in: txn, HistoryRecord.decode) ?? [],
-            hasJournal: try meta.get(.journal, in: txn) != nil,
+            history: complete ? try meta.read(.history, in: txn, HistoryRecord.decode) ?? [] : [],
+            hasJournal: complete ? try meta.get(.journal, in: txn) != nil : state.migrating,
             meta: meta)
     }
 

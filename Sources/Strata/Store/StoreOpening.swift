@@ -5,6 +5,16 @@ import Foundation
 enum StoreOpening {
     static func openModel(environment: Environment, isNewEnvironment: Bool, schema: Schema, plan: MigrationPlan?,
                           configuration: StoreConfiguration) throws -> BoundModel {
+        // The common case, in one read transaction: the store is at the app's model, nothing to collect.
+        let collects = isNewEnvironment && !configuration.readOnly
+        if let model = try environment.read({ txn -> BoundModel? in
+            let header = try StoreHeader.read(in: txn, path: environment.path, complete: false)
+            guard header.identity.fingerprint == schema.fingerprint, !header.state.migrating,
+                  !(collects && !header.catalog.garbage.isEmpty) else { return nil }
+            return try header.bind(schema, in: txn)
+        }) {
+            return model
+        }
         let driver = MigrationDriver(environment: environment, schema: schema, plan: plan, configuration: configuration)
         var header = try driver.readHeader()
         let needsWork = header.hasJournal || header.state.migrating || header.identity.fingerprint != schema.fingerprint
