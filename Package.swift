@@ -11,6 +11,9 @@ let package = Package(
         .executable(name: "strata", targets: ["StrataCLI"]),
         .executable(name: "strata-example", targets: ["StrataExample"]),
         .library(name: "StrataTestKit", targets: ["StrataTestKit"]),
+        // The reliability suite's child process and its LD_PRELOAD fault shim (test-only).
+        .executable(name: "strata-torture", targets: ["StrataTorture"]),
+        .library(name: "StrataFaultShim", type: .dynamic, targets: ["CStrataFaultShim"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
@@ -51,6 +54,15 @@ let package = Package(
         .target(name: "StrataTestSupport", dependencies: ["Strata"], path: "Tests/StrataTestSupport"),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataTestSupport"]),
         .testTarget(name: "StrataCustomMigrationTests", dependencies: ["Strata", "StrataTutorials", "StrataTestKit"]),
+        // Runs the built `strata` executable (the dependency makes sure it is built) on temporary stores.
+        .testTarget(name: "StrataCLITests", dependencies: ["StrataCLI", "Strata"]),
+        // The reliability suite (see Documentation.docc/Reliability.md): a child process that the tests kill,
+        // crash and starve (`strata-torture`), an LD_PRELOAD shim that models power loss and injects I/O
+        // errors (never linked into anything: loaded into children only), and the tests.
+        .target(name: "CStrataFaultShim", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "StrataTortureKit", dependencies: ["Strata"]),
+        .executableTarget(name: "StrataTorture", dependencies: ["Strata", "StrataTortureKit"]),
+        .testTarget(name: "StrataReliabilityTests", dependencies: ["StrataTorture", "Strata", "StrataTortureKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

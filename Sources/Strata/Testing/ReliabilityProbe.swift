@@ -8,14 +8,23 @@ import Foundation
 public enum ReliabilityProbe {
     /// A migration in progress, as its journal records it.
     public struct JournalState: Sendable, Codable, Equatable {
+        /// The step's source version identifier.
         public var sourceVersion: String
+        /// The step's destination version identifier.
         public var destinationVersion: String
+        /// The task in progress (its index in the step's task list).
         public var taskIndex: Int
+        /// How many tasks the step has.
         public var taskCount: Int
+        /// The task in progress, described.
         public var task: String
+        /// The last source object the current task finished, if any.
         public var cursor: UInt64?
+        /// Objects the current task finished.
         public var completed: Int
+        /// Batches (write transactions) the step committed.
         public var batches: Int
+        /// The process that began the step.
         public var ownerPID: Int32
     }
 
@@ -23,9 +32,13 @@ public enum ReliabilityProbe {
     public struct Snapshot: Sendable, Codable, Equatable {
         /// The version identifier of the model the store is at (a migration's source until its switch).
         public var modelVersion: String
+        /// The versions the store has been at, oldest first.
         public var history: [String]
+        /// Bumped by every migration's switch.
         public var generation: UInt64
+        /// Whether a migration is in progress (its journal exists, or its `didMigrate` is pending).
         public var migrating: Bool
+        /// The migration in progress, as its journal records it.
         public var journal: JournalState?
         /// LMDB's last committed transaction.
         public var lastTransactionID: Int
@@ -37,8 +50,11 @@ public enum ReliabilityProbe {
 
     /// Where one record's bytes lie in `data.mdb`.
     public struct RecordLocation: Sendable, Codable, Equatable {
+        /// The object's identifier.
         public var id: UInt64
+        /// Where the record's first byte is in `data.mdb`.
         public var offset: Int
+        /// The record's length in bytes.
         public var length: Int
     }
 
@@ -110,8 +126,11 @@ public enum ReliabilityProbe {
                         let pageStart = pointer - pointer % pageSize
                         let pageNumber = UnsafeRawPointer(bitPattern: pageStart)?.loadUnaligned(as: UInt64.self) ?? 0
                         let id = UInt64(bigEndian: item.key.loadUnaligned(as: UInt64.self))
-                        out.append(RecordLocation(id: id, offset: Int(pageNumber) * pageSize + (pointer - pageStart),
-                                                  length: item.value.count))
+                        let (pageOffset, overflow) = Int(truncatingIfNeeded: pageNumber).multipliedReportingOverflow(by: pageSize)
+                        guard !overflow, pageOffset >= 0 else {
+                            throw StoreError.corrupted(path: environment.path, reason: .structure("page number \(pageNumber)"))
+                        }
+                        out.append(RecordLocation(id: id, offset: pageOffset + (pointer - pageStart), length: item.value.count))
                     }
                     e = try cursor.next()
                 }

@@ -1,0 +1,62 @@
+// strata-torture: the child process of Strata's reliability suite. The tests launch it, kill it, starve
+// it of disk and crash it under a power-loss model, then launch it again to check what it left.
+//
+//   strata-torture <command> <path> [--option value]…
+//
+// Commands (see Workloads.swift, PowerLoss.swift, IOFaults.swift):
+//   create       create a v1 store and fill --count items in batches of --batch (ACK per commit)
+//   migrate      open with --plan (light|rewrite|chain|custom|script|v1), migrating or resuming; check
+//   probe        print the store's state (journal, counts, last transaction) without changing it
+//   open         open and read everything; print OK or ERR (damaged files)
+//   open-many    open each store listed in a file, one after another (damaged files, bit flips)
+//   hold-read    keep a read snapshot open until standard input closes
+//   write-load   append items (large blobs with --blob-size) in batches
+//   fork-check   fork after open: the child must get usedAfterFork, the parent keep working
+//   io-loop      SQLite-style EIO/ENOSPC loop through the LD_PRELOAD shim's run-time API
+//   check-images check the power-loss crash images the shim wrote
+//   pinned-migrate  MDB_MAP_FULL while this process pins a read snapshot
+//   late-reader  read and write after another process grew the map
+//   limits       keys past LMDB's 511 bytes, values up to hundreds of MiB, every kind of Unicode
+//   decode-table deterministic malformed records and metadata through the decoders
+//   decode-files replay a directory of fuzz inputs (Fuzz/FailCases)
+//
+// Output: one line per event on unbuffered standard output (`ACK n <state>` after every commit, `RESULT`,
+// `ERR typed|untyped <kind> <message>`, …). Exit status: 0 done, 2 typed error, 3 untyped error, 4 a
+// check failed. Fault points come from STRATA_FAULT (name:index:action) and --lmdb-fault.
+import Foundation
+import StrataTortureKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func runTorture() -> Int32 {
+    signal(SIGPIPE, SIG_IGN)
+    do {
+        let options = try Options(Array(CommandLine.arguments.dropFirst()))
+        switch options.command {
+        case "create": return try Workloads.create(options)
+        case "migrate": return try Workloads.migrate(options)
+        case "probe": return try Workloads.probe(options)
+        case "open": return try Workloads.open(options)
+        case "open-many": return try Workloads.openMany(options)
+        case "hold-read": return try Workloads.holdRead(options)
+        case "write-load": return try Workloads.writeLoad(options)
+        case "fork-check": return try Workloads.forkCheck(options)
+        case "io-loop": return try IOFaults.loop(options)
+        case "check-images": return try PowerLoss.checkImages(options)
+        case "pinned-migrate": return try MapGrowth.pinnedMigrate(options)
+        case "late-reader": return try MapGrowth.lateReader(options)
+        case "limits": return try Limits.run(options)
+        case "decode-table": return try Decoding.table(options)
+        case "decode-files": return try Decoding.files(options)
+        case "decode-seeds": return try Decoding.seeds(options)
+        default:
+            emit("ERR untyped usage unknown command \(options.command)")
+            return 64
+        }
+    } catch {
+        return report(error)
+    }
+}
+
+exit(runTorture())
