@@ -52,26 +52,9 @@ extension ReliabilitySuite {
             let line = try #require(run.line("DECODE "))
             let tally = try JSONDecoder().decode(Tally.self, from: Data(line.dropFirst(7).utf8))
             #expect(tally.inputs > 0)
+            #expect(tally.oracleViolations == 0, "\(tally.problems)")
+            #expect(tally.silentAccepts == 0, "\(tally.problems)")
             Figures.add("fuzz regression inputs: \(tally.inputs) replayed") { c in c.malformedInputs += tally.inputs }
-        }
-
-        /// Inputs the fuzzer found whose fix lies outside the reliability work (Fuzz/Findings/README.md says
-        /// which): replayed as known issues, so the day they are fixed this test says so and the files move to
-        /// FailCases.
-        @Test("fuzz findings not fixed yet (known issues)")
-        func findings() throws {
-            try #require(Products.available)
-            let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent("Fuzz/Findings")
-            guard FileManager.default.fileExists(atPath: folder.path) else { return }
-            let run = try Child.run(["decode-files", folder.path], timeout: 300)
-            let line = try #require(run.line("DECODE "))
-            let tally = try JSONDecoder().decode(Tally.self, from: Data(line.dropFirst(7).utf8))
-            guard tally.inputs > 0 else { return }
-            withKnownIssue("decimal text with trailing characters decodes to a value that changes when stored again (Fuzz/Findings/README.md)") {
-                #expect(tally.oracleViolations == 0, "\(tally.problems)")
-            }
-            Figures.add("fuzz findings replayed as known issues: \(tally.inputs)") { c in c.malformedInputs += tally.inputs }
         }
 
         struct Tally: Codable {

@@ -98,7 +98,7 @@ struct FormatRecord: Equatable {
 
     func encoded() -> [UInt8] {
         var w = BinaryWriter()
-        w.raw(UnsafeRawBufferPointer(start: FormatRecord.magic, count: 6))
+        FormatRecord.magic.withUnsafeBytes { w.raw($0) }
         w.fixed(formatVersion)
         w.string(lmdbVersion)
         w.string(strataVersion)
@@ -138,7 +138,7 @@ struct IdentityRecord: Equatable {
     func encoded() -> [UInt8] {
         var w = BinaryWriter()
         w.string(versionIdentifier)
-        w.raw(UnsafeRawBufferPointer(start: fingerprint.bytes, count: 32))
+        fingerprint.bytes.withUnsafeBytes { w.raw($0) }
         let sorted = entityHashes.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
         w.varint(sorted.count)
         for (name, hash) in sorted {

@@ -1,8 +1,9 @@
 /// An error from a migration.
 ///
 /// Two outcomes are possible, and each case says which:
-/// - **rolled back** — the store is exactly as it was at the step's source version (a diagnostic found
+/// - **rolled back** — the store is at the step's source version, as before the step (a diagnostic found
 ///   before anything was written, a check of existing data that failed, a policy or script that threw);
+///   only what a custom stage's `willMigrate` committed on the source version stays;
 /// - **resumable** — an environmental failure (disk full, I/O error, the map's ceiling) stopped the step
 ///   between batches; the store still reads as the source version, and the next open resumes the step
 ///   from its last committed batch.

@@ -61,7 +61,7 @@ enum FieldCodec {
             return .data(Data(raw))
         case .decimal:
             let s = try r.string()
-            guard let d = DecimalText.parse(s) else { throw DecodeFailure("invalid decimal text") }
+            guard let d = DecimalText.parseCanonical(s) else { throw DecodeFailure("invalid decimal text") }
             return .decimal(d)
         case .codable:
             let raw = try r.lengthPrefixed()

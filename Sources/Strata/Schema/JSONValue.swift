@@ -192,13 +192,45 @@ public enum ValueJSONError: Error, Sendable, Hashable, CustomStringConvertible {
 
 /// Exact text form of `Decimal`.
 enum DecimalText {
-    /// Parses the text `Decimal.description` writes, refusing anything that does not round-trip.
+    /// Parses decimal text (`-12.50`, `1e-3`, `NaN`), refusing anything that is not entirely a number, and
+    /// returns the canonical value (the one its own description reads back as), so that storing it again
+    /// gives the same value.
     static func parse(_ s: String) -> Decimal? {
         if s == "NaN" { return Decimal.nan }
-        guard let d = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")), !d.isNaN else { return nil }
-        // Decimal(string:) accepts a valid prefix ("12abc"); insist the whole text was a number.
-        guard Decimal(string: d.description, locale: Locale(identifier: "en_US_POSIX")) == d,
-              s.allSatisfy({ "0123456789.-+eE".contains($0) }) else { return nil }
-        return d
+        guard isNumber(s), let d = Decimal(string: s, locale: posix), !d.isNaN else { return nil }
+        guard let canonical = Decimal(string: d.description, locale: posix), canonical == d else { return nil }
+        return canonical
+    }
+
+    /// Parses the text Strata writes in records (`Decimal.description`), and only that: any other spelling
+    /// of a number is damage.
+    static func parseCanonical(_ s: String) -> Decimal? {
+        guard let d = parse(s) else { return nil }
+        return d.isNaN || d.description == s ? d : nil
+    }
+
+    private static let posix = Locale(identifier: "en_US_POSIX")
+
+    /// `[+-]? (digits [. digits?] | . digits) ([eE] [+-]? digits)?`
+    static func isNumber(_ s: String) -> Bool {
+        var bytes = Array(s.utf8)[...]
+        func digits() -> Int {
+            var n = 0
+            while let b = bytes.first, b >= 48 && b <= 57 { bytes.removeFirst(); n += 1 }
+            return n
+        }
+        if let b = bytes.first, b == 43 || b == 45 { bytes.removeFirst() }
+        var mantissa = digits()
+        if bytes.first == 46 {
+            bytes.removeFirst()
+            mantissa += digits()
+        }
+        guard mantissa > 0 else { return false }
+        if let b = bytes.first, b == 101 || b == 69 {
+            bytes.removeFirst()
+            if let b = bytes.first, b == 43 || b == 45 { bytes.removeFirst() }
+            guard digits() > 0 else { return false }
+        }
+        return bytes.isEmpty
     }
 }

@@ -29,6 +29,7 @@ import Foundation
 /// - ``corruptedRecord(entity:id:reason:)``
 /// ### Storage
 /// - ``mapFull(mapSize:ceiling:)``
+/// - ``mapGrowthBlocked(mapSize:)``
 /// - ``diskFull(operation:)``
 /// - ``ioError(errno:operation:)``
 /// - ``lmdb(code:name:operation:message:)``
@@ -104,6 +105,9 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The store reached its configured maximum size.
     case mapFull(mapSize: Int, ceiling: Int)
+    /// The store is full and its map cannot grow while a read transaction of this process stays open (LMDB
+    /// moves the map only when no transaction is active); the write was rolled back.
+    case mapGrowthBlocked(mapSize: Int)
     /// The disk is full.
     case diskFull(operation: String)
     /// The operating system reported an I/O error.
@@ -177,6 +181,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             return "One write transaction changed too many pages (MDB_TXN_FULL); split the work into smaller transactions."
         case .mapFull(let size, let ceiling):
             return "The store is full: its map of \(size) bytes reached the configured ceiling of \(ceiling) bytes. Raise StoreConfiguration.maximumMapSize."
+        case .mapGrowthBlocked(let size):
+            return "The store is full (its map holds \(size) bytes) and cannot grow while a read transaction of this process stays open; end long-running reads and try again, or open the store with a larger initialMapSize."
         case .diskFull(let operation):
             return "The disk is full (\(operation)); free space and try again. Committed work is intact."
         case .ioError(let code, let operation):

@@ -167,7 +167,7 @@ final class StepRunner {
 
     static func isEnvironmental(_ error: StoreError) -> Bool {
         switch error {
-        case .diskFull, .ioError, .mapFull, .readersFull, .needsReopen, .lmdb, .transactionTooLarge, .closed,
+        case .diskFull, .ioError, .mapFull, .mapGrowthBlocked, .readersFull, .needsReopen, .lmdb, .transactionTooLarge, .closed,
              .usedAfterFork, .permissionDenied, .corrupted:
             return true
         default:

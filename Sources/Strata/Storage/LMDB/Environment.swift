@@ -415,7 +415,7 @@ final class Environment: @unchecked Sendable {
         let next = min(Environment.roundToPage(current + max(step, 1 << 20)), ceiling)
         guard gate.lockExclusive(timeout: configuration.growthWaitSeconds) else {
             // A read transaction of this process is still open (a pinned snapshot): the map cannot move.
-            throw StoreError.mapFull(mapSize: current, ceiling: current)
+            throw StoreError.mapGrowthBlocked(mapSize: current)
         }
         defer { gate.unlockExclusive() }
         let rc = mdb_env_set_mapsize(pointer, next)
