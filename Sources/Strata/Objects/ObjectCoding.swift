@@ -70,19 +70,20 @@ extension EntityBinding {
 
     /// Encodes attribute values as a record of the current layout, sealed with its checksum.
     func encode(_ values: [Value], id: UInt64, into w: inout BinaryWriter) throws {
-        let layout = current.layout
-        let bitmapOffset = RecordCodec.begin(layout, into: &w)
-        do {
-            for (i, a) in currentFieldAttributes.enumerated() {
-                let value = values[a]
-                if case .null = value {
-                    RecordCodec.markNull(field: i, bitmapOffset: bitmapOffset, in: &w)
-                } else {
-                    try FieldCodec.encode(value, as: layout.fieldTypes[i], into: &w)
+        let current = self.current
+        let bitmapOffset = RecordCodec.begin(current.layout, into: &w)
+        let codes = current.fieldCodes
+        for i in 0..<codes.count {
+            let a = currentFieldAttributes[i]
+            switch values[a] {
+            case .null:
+                RecordCodec.markNull(field: i, bitmapOffset: bitmapOffset, in: &w)
+            case let value:
+                guard FieldCodec.encode(value, code: codes[i], into: &w) else {
+                    throw StoreError.invalidValue(entity: name, attribute: attributeNames[a],
+                                                  expected: attributeTypes[a].name, actual: value.caseName)
                 }
             }
-        } catch {
-            throw StoreError.invalidValue(entity: name, attribute: "?", expected: "the attribute's type", actual: error.reason)
         }
         RecordCodec.seal(&w, entityTag: tag, id: id)
         guard w.bytes.count <= RecordFormat.maximumSize else {

@@ -28,7 +28,15 @@ public class ReadContext {
     /// The model the store is read with.
     public var schema: Schema { model.schema }
 
-    func binding(_ entity: String) throws -> EntityBinding { try model.entity(entity) }
+    /// The last binding looked up: loops name the same entity again and again.
+    @exclusivity(unchecked) private var lastBinding: EntityBinding?
+
+    func binding(_ entity: String) throws -> EntityBinding {
+        if let last = lastBinding, last.name == entity { return last }
+        let binding = try model.entity(entity)
+        lastBinding = binding
+        return binding
+    }
 
     // MARK: Objects
 

@@ -16,17 +16,24 @@ import Foundation
 /// - ``unlink(_:_:from:)``
 /// - ``setRelated(_:_:to:)``
 public final class WriteContext: ReadContext {
-    var writer = BinaryWriter(capacity: 512)
-    private var nextID: UInt64? = nil
+    // A context belongs to the thread running its transaction: no dynamic exclusivity checks on these.
+    @exclusivity(unchecked) var writer = BinaryWriter(capacity: 512)
+    @exclusivity(unchecked) private var nextID: UInt64? = nil
     /// The last object inserted in each entity by this transaction (linking a just-created object needs no
     /// lookup to know it exists; it cannot have been deleted since without this being cleared).
-    private var lastInserted: [Int: UInt64] = [:]
-    private var counterDirty = false
+    /// (Identifier 0 is never allocated: it means none.)
+    @exclusivity(unchecked) private var lastInserted: [UInt64]
+    @exclusivity(unchecked) private var counterDirty = false
     /// Objects whose relationship counts must be checked against their minimums at commit.
-    private var countChecks: Set<CountCheck> = []
+    @exclusivity(unchecked) private var countChecks: Set<CountCheck> = []
     /// Whether minimum relationship counts are checked at commit (migrations check them at the end of a
     /// stage instead, when every link exists).
     var checksMinimumCounts = true
+
+    override init(txn: Transaction, model: BoundModel) {
+        lastInserted = [UInt64](repeating: 0, count: model.entities.count)
+        super.init(txn: txn, model: model)
+    }
 
     struct CountCheck: Hashable {
         let entity: Int
@@ -213,7 +220,7 @@ public final class WriteContext: ReadContext {
                 try removeIndexEntry(index, object.values[index.attribute], id: id)
             }
             try ObjectKey.with(id) { key in _ = try txn.delete(binding.dbi, key: key) }
-            if lastInserted[binding.position] == id { lastInserted[binding.position] = nil }
+            if lastInserted[binding.position] == id { lastInserted[binding.position] = 0 }
         }
     }
 

@@ -34,6 +34,37 @@ enum FieldCodec {
         }
     }
 
+    /// Appends `value` to `w` as a field of type code `code` (see ``TypeCode``); returns false when the
+    /// value is not of that type. The record writer's fast path: no `AttributeType` is copied.
+    @inline(__always)
+    static func encode(_ value: Value, code: UInt8, into w: inout BinaryWriter) -> Bool {
+        switch (code, value) {
+        case (1, .int64(let v)): w.fixed(v)
+        case (2, .int32(let v)): w.fixed(v)
+        case (3, .int16(let v)): w.fixed(v)
+        case (4, .double(let v)): w.fixed(v.bitPattern)
+        case (5, .float(let v)): w.fixed(v.bitPattern)
+        case (6, .bool(let v)): w.u8(v ? 1 : 0)
+        case (7, .string(var s)): s.withUTF8 { w.lengthPrefixed($0) }
+        case (8, .date(let v)): w.fixed(v.timeIntervalSinceReferenceDate.bitPattern)
+        case (9, .data(let d)):
+            w.varint(UInt64(d.count))
+            d.withUnsafeBytes { w.raw($0) }
+        case (10, .uuid(let v)): withUnsafeBytes(of: v.uuid) { w.raw($0) }
+        case (11, .url(let u)):
+            var s = u.absoluteString
+            s.withUTF8 { w.lengthPrefixed($0) }
+        case (12, .decimal(let d)):
+            var s = d.isNaN ? "NaN" : d.description
+            s.withUTF8 { w.lengthPrefixed($0) }
+        case (13, .codable(let d)):
+            w.varint(UInt64(d.count))
+            d.withUnsafeBytes { w.raw($0) }
+        default: return false
+        }
+        return true
+    }
+
     /// Reads one non-null field of `type`.
     @inline(__always)
     static func decode(_ type: AttributeType, from r: inout BinaryReader) throws -> Value {
