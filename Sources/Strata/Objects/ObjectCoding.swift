@@ -95,7 +95,7 @@ extension EntityBinding {
     func validate(_ values: inout [Value]) throws {
         for i in values.indices {
             // Already of the attribute's type (the common case): `coerce` would return it unchanged.
-            if Self.isExact(values[i], attributeTypes[i]) { continue }
+            if attributeTypes[i].holdsExactly(values[i]) { continue }
             let value = values[i]
             if case .null = value { continue }
             guard let exact = attributeTypes[i].coerce(value) else {
@@ -106,19 +106,6 @@ extension EntityBinding {
         }
         for a in requiredAttributes where values[a].isNull {
             throw StoreError.missingRequiredValue(entity: name, attribute: attributeNames[a])
-        }
-    }
-
-    /// Whether `value` is a non-null value of exactly `type`'s case (which ``AttributeType/coerce(_:)`` returns as it is).
-    @inline(__always)
-    static func isExact(_ value: Value, _ type: AttributeType) -> Bool {
-        switch (type, value) {
-        case (.int64, .int64), (.int32, .int32), (.int16, .int16), (.double, .double), (.float, .float),
-             (.bool, .bool), (.string, .string), (.date, .date), (.data, .data), (.uuid, .uuid), (.url, .url),
-             (.decimal, .decimal), (.codable, .codable):
-            return true
-        default:
-            return false
         }
     }
 }

@@ -123,6 +123,19 @@ public enum AttributeType: Sendable, Hashable {
         return false
     }
 
+    /// Whether `value` is a non-null value of exactly this type's case (which ``coerce(_:)`` returns as it is).
+    @inline(__always)
+    func holdsExactly(_ value: Value) -> Bool {
+        switch (self, value) {
+        case (.int64, .int64), (.int32, .int32), (.int16, .int16), (.double, .double), (.float, .float),
+             (.bool, .bool), (.string, .string), (.date, .date), (.data, .data), (.uuid, .uuid), (.url, .url),
+             (.decimal, .decimal), (.codable, .codable):
+            return true
+        default:
+            return false
+        }
+    }
+
     /// Returns `value` as a value of this type when that is exact: the same case, or a number literal
     /// that fits (an `.int64(5)` given for an Int16 attribute, a `.double` that is exactly a `Float`).
     /// `.null` is returned unchanged. Returns nil when the value cannot be stored without loss.

@@ -90,17 +90,10 @@ enum SchemaValidator {
         return problems
     }
 
-    /// Whether `value` is exactly of `type` (no coercion: a default must be written with its type).
+    /// Whether `value` is of `type`: exactly, or a literal that converts without loss (`.defaultValue(0)` on
+    /// an Int16 attribute).
     static func valueMatches(_ value: Value, _ type: AttributeType) -> Bool {
-        switch (type, value) {
-        case (.int64, .int64), (.int32, .int32), (.int16, .int16), (.double, .double), (.float, .float),
-             (.bool, .bool), (.string, .string), (.date, .date), (.data, .data), (.uuid, .uuid), (.url, .url),
-             (.decimal, .decimal), (.codable, .codable):
-            return true
-        default:
-            // Literal convenience: `.defaultValue(0)` on an Int16 attribute is exact when it fits.
-            return type.coerce(value) != nil && !value.isNull
-        }
+        type.holdsExactly(value) || (!value.isNull && type.coerce(value) != nil)
     }
 
     static func checkName(_ name: String, location: String, into problems: inout [SchemaProblem]) {
