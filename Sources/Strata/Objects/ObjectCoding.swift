@@ -93,19 +93,27 @@ extension EntityBinding {
 
     /// Checks and converts values for storing: each of its attribute's type, required ones not null.
     func validate(_ values: inout [Value]) throws {
-        for i in values.indices {
-            // Already of the attribute's type (the common case): `coerce` would return it unchanged.
-            if attributeTypes[i].holdsExactly(values[i]) { continue }
-            let value = values[i]
-            if case .null = value { continue }
-            guard let exact = attributeTypes[i].coerce(value) else {
-                throw StoreError.invalidValue(entity: name, attribute: attributeNames[i],
-                                              expected: attributeTypes[i].name, actual: value.caseName)
+        // A read-only pass first: when every value already has its attribute's type (the common case) the
+        // array is never written, so the caller's storage is not copied (a mutating loop would make it
+        // unique up front).
+        var needsCoercion = false
+        for i in values.indices where !attributeTypes[i].holdsExactly(values[i]) && !values[i].isNull {
+            needsCoercion = true
+            break
+        }
+        if needsCoercion {
+            for i in values.indices where !attributeTypes[i].holdsExactly(values[i]) && !values[i].isNull {
+                let value = values[i]
+                guard let exact = attributeTypes[i].coerce(value) else {
+                    throw StoreError.invalidValue(entity: name, attribute: attributeNames[i],
+                                                  expected: attributeTypes[i].name, actual: value.caseName)
+                }
+                values[i] = exact
             }
-            values[i] = exact
         }
         for a in requiredAttributes where values[a].isNull {
             throw StoreError.missingRequiredValue(entity: name, attribute: attributeNames[a])
         }
     }
+
 }
