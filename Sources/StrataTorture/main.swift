@@ -3,7 +3,7 @@
 //
 //   strata-torture <command> <path> [--option value]…
 //
-// Commands (see Workloads.swift, PowerLoss.swift, IOFaults.swift):
+// Commands (see Workloads.swift, Maintenance.swift, PowerLoss.swift, IOFaults.swift):
 //   create       create a v1 store and fill --count items in batches of --batch (ACK per commit)
 //   migrate      open with --plan (light|rewrite|chain|custom|script|v1), migrating or resuming; check
 //   probe        print the store's state (journal, counts, last transaction) without changing it
@@ -12,6 +12,7 @@
 //   hold-read    keep a read snapshot open until standard input closes
 //   write-load   append items (large blobs with --blob-size) in batches
 //   fork-check   fork after open: the child must get usedAfterFork, the parent keep working
+//   maintain     --op backup (a backup, then its check) or --op layouts (rewrite records into current layouts)
 //   io-loop      SQLite-style EIO/ENOSPC loop through the LD_PRELOAD shim's run-time API
 //   check-images check the power-loss crash images the shim wrote
 //   pinned-migrate  MDB_MAP_FULL while this process pins a read snapshot
@@ -19,6 +20,9 @@
 //   limits       keys past LMDB's 511 bytes, values up to hundreds of MiB, every kind of Unicode
 //   decode-table deterministic malformed records and metadata through the decoders
 //   decode-files replay a directory of fuzz inputs (Fuzz/FailCases)
+//
+// Process options (any command): --as-nobody drops to user and group 65534 first (permission tests run as
+// root in CI), --address-limit MiB sets RLIMIT_AS (a map larger than the address space allows).
 //
 // Output: one line per event on unbuffered standard output (`ACK n <state>` after every commit, `RESULT`,
 // `ERR typed|untyped <kind> <message>`, …). Exit status: 0 done, 2 typed error, 3 untyped error, 4 a
@@ -33,6 +37,7 @@ func runTorture() -> Int32 {
     signal(SIGPIPE, SIG_IGN)
     do {
         let options = try Options(Array(CommandLine.arguments.dropFirst()))
+        try applyProcessLimits(options)
         switch options.command {
         case "create": return try Workloads.create(options)
         case "migrate": return try Workloads.migrate(options)
@@ -42,6 +47,7 @@ func runTorture() -> Int32 {
         case "hold-read": return try Workloads.holdRead(options)
         case "write-load": return try Workloads.writeLoad(options)
         case "fork-check": return try Workloads.forkCheck(options)
+        case "maintain": return try Maintenance.run(options)
         case "io-loop": return try IOFaults.loop(options)
         case "check-images": return try PowerLoss.checkImages(options)
         case "pinned-migrate": return try MapGrowth.pinnedMigrate(options)
@@ -56,6 +62,19 @@ func runTorture() -> Int32 {
         }
     } catch {
         return report(error)
+    }
+}
+
+/// `--as-nobody` and `--address-limit MiB`.
+func applyProcessLimits(_ options: Options) throws {
+    if options.flags.contains("as-nobody") {
+        guard setgroups(0, nil) == 0 || getuid() != 0, setgid(65534) == 0, setuid(65534) == 0 else {
+            throw TortureError("cannot drop privileges: errno \(errno)")
+        }
+    }
+    if let mib = options.values["address-limit"].flatMap({ Int($0) }) {
+        var limit = rlimit(rlim_cur: rlim_t(mib) << 20, rlim_max: rlim_t(mib) << 20)
+        guard setrlimit(Int32(RLIMIT_AS.rawValue), &limit) == 0 else { throw TortureError("setrlimit: errno \(errno)") }
     }
 }
 

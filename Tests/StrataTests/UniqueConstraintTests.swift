@@ -27,7 +27,7 @@ import Testing
             try store.write { try $0.insert("User", ["email": "a@example.com"]) }
         }
         do {
-            try store.write { try $0.insert("User", ["email": "b@example.com", "badge": 7]) }
+            _ = try store.write { try $0.insert("User", ["email": "b@example.com", "badge": 7]) }
             Issue.record("accepted a duplicate badge")
         } catch let error as StoreError {
             guard case .uniqueConstraintViolation(let entity, let attribute, let value, let existing) = error else {
@@ -38,7 +38,7 @@ import Testing
             #expect(error.description.contains("7") && error.description.contains("badge") && error.description.contains("\(first)"))
         }
         // Uniqueness is per entity.
-        try store.write { try $0.insert("Group", ["email": "a@example.com"]) }
+        _ = try store.write { try $0.insert("Group", ["email": "a@example.com"]) }
         #expect(try store.read { try $0.count("User") } == 1)
     }
 
@@ -80,7 +80,7 @@ import Testing
         #expect(try store.read { try $0.objects("User").where("handle", equals: "beta").ids() } == [a.id])
         // A deleted object's value is free again.
         try store.write { try $0.delete(a.id, of: "User") }
-        try store.write { try $0.insert("User", ["email": "c", "handle": "beta"]) }
+        _ = try store.write { try $0.insert("User", ["email": "c", "handle": "beta"]) }
         #expect(try store.verify().isClean)
     }
 

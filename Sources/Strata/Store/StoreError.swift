@@ -8,6 +8,7 @@ import Foundation
 /// ## Topics
 /// ### Opening a store
 /// - ``notFound(path:)``
+/// - ``parentDirectoryMissing(path:)``
 /// - ``notAStore(path:reason:)``
 /// - ``corrupted(path:reason:)``
 /// - ``unsupportedFormat(path:found:supported:)``
@@ -30,6 +31,7 @@ import Foundation
 /// ### Storage
 /// - ``mapFull(mapSize:ceiling:)``
 /// - ``mapGrowthBlocked(mapSize:)``
+/// - ``addressSpaceExhausted(requestedMapSize:)``
 /// - ``diskFull(operation:)``
 /// - ``ioError(errno:operation:)``
 /// - ``lmdb(code:name:operation:message:)``
@@ -38,6 +40,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// No store exists at the path and the open did not allow creating one.
     case notFound(path: String)
+    /// The directory that would hold a new store (or a backup) does not exist; nothing was created.
+    case parentDirectoryMissing(path: String)
     /// The path holds something that is not a Strata store.
     case notAStore(path: String, reason: String)
     /// The store's files are damaged.
@@ -108,6 +112,10 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The store is full and its map cannot grow while a read transaction of this process stays open (LMDB
     /// moves the map only when no transaction is active); the write was rolled back.
     case mapGrowthBlocked(mapSize: Int)
+    /// The process's address space cannot hold a map of this size (`ENOMEM` from `mmap`: a low `ulimit -v`, or
+    /// a platform that limits virtual memory). Opening already retried with smaller maps, down to the store's
+    /// size; a write that needed a larger map was rolled back.
+    case addressSpaceExhausted(requestedMapSize: Int)
     /// The disk is full.
     case diskFull(operation: String)
     /// The operating system reported an I/O error.
@@ -125,6 +133,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .notFound(let path):
             return "No store exists at \(path); open it with `create: true` (or `strata create`) to make one."
+        case .parentDirectoryMissing(let path):
+            return "The directory \(path) does not exist; create it first (Strata creates the store's own directory, not its parents)."
         case .notAStore(let path, let reason):
             return "\(path) is not a Strata store: \(reason)."
         case .corrupted(let path, let reason):
@@ -183,6 +193,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             return "The store is full: its map of \(size) bytes reached the configured ceiling of \(ceiling) bytes. Raise StoreConfiguration.maximumMapSize."
         case .mapGrowthBlocked(let size):
             return "The store is full (its map holds \(size) bytes) and cannot grow while a read transaction of this process stays open; end long-running reads and try again, or open the store with a larger initialMapSize."
+        case .addressSpaceExhausted(let size):
+            return "The process cannot map \(size) bytes of address space (ENOMEM); raise its virtual memory limit (ulimit -v) or free address space, and try again. Committed work is intact."
         case .diskFull(let operation):
             return "The disk is full (\(operation)); free space and try again. Committed work is intact."
         case .ioError(let code, let operation):

@@ -95,31 +95,43 @@ enum StoreFiles {
         (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
     }
 
-    /// Removes leftovers of interrupted creations or backups next to `path` (older than ten minutes).
+    /// Removes leftovers of interrupted creations or backups next to `path`: temporary directories whose
+    /// creating process (its ID is in the name) no longer exists. A temporary of a live process — another
+    /// creation or backup still running — is left alone, however old. Processes of another PID namespace
+    /// sharing the directory are not told apart (see the Reliability article).
     static func removeStaleTemporaries(near path: String) {
         let parent = parent(of: path)
         let base = (path as NSString).lastPathComponent
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return }
         let prefix = ".\(base).strata-tmp-"
         for name in names where name.hasPrefix(prefix) {
-            let full = parent + "/" + name
-            if let attrs = try? FileManager.default.attributesOfItem(atPath: full),
-               let modified = attrs[.modificationDate] as? Date, Date().timeIntervalSince(modified) > 600 {
-                try? FileManager.default.removeItem(atPath: full)
-            }
+            guard let owner = temporaryOwner(String(name.dropFirst(prefix.count))), !processExists(owner) else { continue }
+            try? FileManager.default.removeItem(atPath: parent + "/" + name)
         }
     }
 
-    /// A new, unique temporary directory next to `path`, on the same file system (for atomic renames).
+    /// The process ID in a temporary directory's name suffix (`<pid>-<uuid>`), if it has one.
+    private static func temporaryOwner(_ suffix: String) -> pid_t? {
+        guard let dash = suffix.firstIndex(of: "-"), let pid = Int32(suffix[..<dash]), pid > 0 else { return nil }
+        return pid
+    }
+
+    /// Whether a process with this ID exists (a process of another user counts as existing).
+    private static func processExists(_ pid: pid_t) -> Bool {
+        kill(pid, 0) == 0 || errno != ESRCH
+    }
+
+    /// A new, unique temporary directory next to `path`, on the same file system (for atomic renames). Its
+    /// name carries this process's ID, so that a later creation or backup can remove it if this process dies.
     static func makeTemporaryDirectory(near path: String) throws -> String {
         let parent = parent(of: path)
         let base = (path as NSString).lastPathComponent
-        let temp = parent + "/.\(base).strata-tmp-\(UUID().uuidString)"
+        let temp = parent + "/.\(base).strata-tmp-\(getpid())-\(UUID().uuidString)"
         do {
             try FileManager.default.createDirectory(atPath: temp, withIntermediateDirectories: false)
         } catch {
             if !FileManager.default.fileExists(atPath: parent) {
-                throw StoreError.notFound(path: parent)
+                throw StoreError.parentDirectoryMissing(path: parent)
             }
             throw StoreError.permissionDenied(path: parent)
         }

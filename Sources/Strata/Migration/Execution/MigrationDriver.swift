@@ -201,15 +201,23 @@ enum StoreBackup {
         if FileManager.default.fileExists(atPath: destination) {
             throw StoreError.notAStore(path: destination, reason: "a backup destination must not exist")
         }
+        StoreFiles.removeStaleTemporaries(near: destination)
         let temp = try StoreFiles.makeTemporaryDirectory(near: destination)
         do {
             try environment.copy(toEmptyDirectory: temp, compact: compact)
+            try FaultInjection.point("backup.afterCopy")
+            // The copy is published only once it is durable.
             let fd = open(temp + "/data.mdb", O_RDONLY)
-            if fd >= 0 { fsync(fd); close(fd) }
+            guard fd >= 0 else { throw StoreError.ioError(errno: errno, operation: "open the backup copy") }
+            let synced = fsync(fd) == 0 ? 0 : errno
+            close(fd)
+            if synced != 0 { throw StoreError.ioError(errno: synced, operation: "fsync the backup copy") }
             StoreFiles.syncDirectory(temp)
+            try FaultInjection.point("backup.beforePublish")
             guard try StoreFiles.publish(temp, at: destination) else {
                 throw StoreError.notAStore(path: destination, reason: "a backup destination must not exist")
             }
+            try FaultInjection.point("backup.afterPublish")
         } catch {
             try? FileManager.default.removeItem(atPath: temp)
             throw error

@@ -152,38 +152,24 @@ final class Environment: @unchecked Sendable {
         self.openedInProcess = getpid()
         self.readerSlots = ReaderSlots(count: max(1, configuration.maximumReaders - 8))
 
-        var env: OpaquePointer?
-        var rc = mdb_env_create(&env)
-        guard rc == 0, let env else {
-            throw StoreError.from(lmdb: rc, operation: "mdb_env_create", path: path)
-        }
-        func fail(_ rc: Int32, _ op: String) -> StoreError {
-            mdb_env_close(env)
-            return StoreError.from(lmdb: rc, operation: op, path: path)
-        }
-        rc = mdb_env_set_maxdbs(env, MDB_dbi(configuration.maximumDatabases))
-        if rc != 0 { throw fail(rc, "mdb_env_set_maxdbs") }
-        rc = mdb_env_set_maxreaders(env, UInt32(configuration.maximumReaders))
-        if rc != 0 { throw fail(rc, "mdb_env_set_maxreaders") }
-
         let fileSize = Environment.fileSize(path + "/data.mdb")
         let wanted = Environment.roundToPage(max(configuration.initialMapSize, fileSize + fileSize / 2 + (64 << 20)))
-        let initialMap = min(max(wanted, 1 << 20), max(configuration.maximumMapSize, fileSize))
-        rc = mdb_env_set_mapsize(env, initialMap)
-        if rc != 0 { throw fail(rc, "mdb_env_set_mapsize") }
-
-        var flags = LMDBFlags.noTLS
-        if configuration.readOnly { flags |= LMDBFlags.readOnly }
-        rc = mdb_env_open(env, path, flags, 0o644)
+        var mapSize = min(max(wanted, 1 << 20), max(configuration.maximumMapSize, fileSize))
+        // The smallest map worth trying when the address space is short: the file and some room to write.
+        let smallestMap = Environment.roundToPage(fileSize + (4 << 20))
+        var opened: (OpaquePointer, Int32)
+        while true {
+            opened = try Environment.openLMDB(path: path, configuration: configuration, mapSize: mapSize)
+            // ENOMEM: mmap could not reserve the map (ulimit -v, a platform's virtual memory limit). The map
+            // is only address space, and it grows on demand: try a smaller one.
+            guard opened.1 == ENOMEM, mapSize / 2 >= smallestMap else { break }
+            mdb_env_close(opened.0)
+            mapSize = Environment.roundToPage(mapSize / 2)
+        }
+        let (env, rc) = opened
         if rc != 0 {
-            // EAGAIN/EBUSY can come from another process opening or closing at the same instant: retry briefly.
-            var attempts = 0
-            while (rc == EAGAIN || rc == EBUSY) && attempts < 20 {
-                usleep(5_000)
-                attempts += 1
-                rc = mdb_env_open(env, path, flags, 0o644)
-            }
-            if rc != 0 { throw fail(rc, "mdb_env_open") }
+            mdb_env_close(env)
+            throw StoreError.from(lmdb: rc, operation: "mdb_env_open", path: path, mapSize: mapSize)
         }
 
         // A data file shorter than its header says crashes the first reader with SIGBUS: refuse it.
@@ -206,6 +192,39 @@ final class Environment: @unchecked Sendable {
             mdb_reader_check(env, &dead)
             staleReadersCleared = Int(dead)
         }
+    }
+
+    /// Creates an LMDB environment and opens it on `path` with a map of `mapSize` bytes. Returns the handle
+    /// and `mdb_env_open`'s result; the caller closes the handle when the result is not 0.
+    private static func openLMDB(path: String, configuration: EnvironmentConfiguration,
+                                 mapSize: Int) throws -> (OpaquePointer, Int32) {
+        var created: OpaquePointer?
+        var rc = mdb_env_create(&created)
+        guard rc == 0, let env = created else {
+            throw StoreError.from(lmdb: rc, operation: "mdb_env_create", path: path)
+        }
+        func fail(_ rc: Int32, _ op: String) -> StoreError {
+            mdb_env_close(env)
+            return StoreError.from(lmdb: rc, operation: op, path: path, mapSize: mapSize)
+        }
+        rc = mdb_env_set_maxdbs(env, MDB_dbi(configuration.maximumDatabases))
+        if rc != 0 { throw fail(rc, "mdb_env_set_maxdbs") }
+        rc = mdb_env_set_maxreaders(env, UInt32(configuration.maximumReaders))
+        if rc != 0 { throw fail(rc, "mdb_env_set_maxreaders") }
+        rc = mdb_env_set_mapsize(env, mapSize)
+        if rc != 0 { throw fail(rc, "mdb_env_set_mapsize") }
+
+        var flags = LMDBFlags.noTLS
+        if configuration.readOnly { flags |= LMDBFlags.readOnly }
+        rc = mdb_env_open(env, path, flags, 0o644)
+        // EAGAIN/EBUSY can come from another process opening or closing at the same instant: retry briefly.
+        var attempts = 0
+        while (rc == EAGAIN || rc == EBUSY) && attempts < 20 {
+            usleep(5_000)
+            attempts += 1
+            rc = mdb_env_open(env, path, flags, 0o644)
+        }
+        return (env, rc)
     }
 
     /// Closes an environment opened with ``openPrivate(path:configuration:)``.
@@ -419,7 +438,15 @@ final class Environment: @unchecked Sendable {
         }
         defer { gate.unlockExclusive() }
         let rc = mdb_env_set_mapsize(pointer, next)
-        if rc != 0 { throw StoreError.from(lmdb: rc, operation: "mdb_env_set_mapsize", path: path) }
+        if rc != 0 {
+            // LMDB unmapped the old map before failing to map the new one: map the old size again, or the
+            // environment is left without a map and unusable.
+            if mdb_env_set_mapsize(pointer, current) != 0 {
+                closedFlag.store(true, ordering: .relaxed)
+                throw StoreError.needsReopen
+            }
+            throw StoreError.from(lmdb: rc, operation: "mdb_env_set_mapsize", path: path, mapSize: next, ceiling: ceiling)
+        }
         var info = MDB_envinfo()
         mdb_env_info(pointer, &info)
         mapSize.store(info.me_mapsize, ordering: .relaxed)

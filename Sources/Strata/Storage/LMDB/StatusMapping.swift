@@ -6,6 +6,7 @@ extension StoreError {
     static func from(lmdb code: Int32, operation: String, path: String, mapSize: Int = 0, ceiling: Int = 0) -> StoreError {
         switch code {
         case MDB_MAP_FULL: return .mapFull(mapSize: mapSize, ceiling: ceiling)
+        case ENOMEM: return .addressSpaceExhausted(requestedMapSize: mapSize)
         case MDB_TXN_FULL: return .transactionTooLarge
         case ENOSPC, EDQUOT, EFBIG: return .diskFull(operation: operation)
         case EIO: return .ioError(errno: code, operation: operation)
