@@ -79,7 +79,7 @@ enum MapGrowth {
                 }
                 return n
             }
-            try store.write { context in try context.insert("Marker", ["kind": "late"]) }
+            _ = try store.write { context in try context.insert("Marker", ["kind": "late"]) }
             let after = try store.info().mapSize
             let result = try Oracle(seed: o.seed).check(store, expected: 0..<items, ignoring: ["blob"])
             emit("RESULT map=\(before)→\(after) items=\(items) clean=\(result.verifyProblems == 0 && result.lost == 0 && result.wrongValues == 0 ? 1 : 0)")

@@ -31,7 +31,7 @@ import Testing
         }
         let run = try kit.migrate(url, plan: try MigrationPlan(schemas: [Self.v1, Self.v2]))
         let store = run.after
-        try store.write { context in
+        _ = try store.write { context in
             try context.insert("Contact", ["name": "new", "mobile": "+1", "favourite": true])
         }
         let before = try store.read { try $0.objects("Contact").fetch() }

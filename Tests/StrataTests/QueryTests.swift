@@ -208,4 +208,27 @@ import Testing
             #expect(throws: StoreError.unknownEntity("Thing")) { try ctx.objects("Thing") }
         }
     }
+
+    /// Scans decode each object into the storage of the previous one when the caller let it go; an object
+    /// the caller keeps (from `forEach`, a cursor, or `fetch`) must keep its own values.
+    @Test func objectsKeptDuringAScanKeepTheirValues() throws {
+        let (store, items) = try Self.fixture()
+        try store.read { ctx in
+            var kept: [DynamicObject] = []
+            try ctx.objects("Item").forEach { kept.append($0) }
+            #expect(kept == items)
+            let cursor = try ctx.objects("Item").makeCursor()
+            var fromCursor: [DynamicObject] = []
+            while let object = try cursor.next() { fromCursor.append(object) }
+            #expect(fromCursor == items)
+            #expect(try ctx.objects("Item").fetch() == items)
+            var everyOther: [DynamicObject] = []
+            var n = 0
+            try ctx.objects("Item").filter { _ in true }.forEach { object in
+                if n % 2 == 0 { everyOther.append(object) }
+                n += 1
+            }
+            #expect(everyOther == items.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
+        }
+    }
 }

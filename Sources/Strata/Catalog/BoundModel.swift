@@ -101,6 +101,8 @@ final class EntityBinding: Sendable {
     let tag: UInt32
     let dbi: MDB_dbi
     let attributeNames: [String]
+    /// The UTF-8 length of each attribute name (``position(of:)`` compares lengths before names).
+    let attributeNameLengths: [Int]
     let attributeTypes: [AttributeType]
     let attributeIndex: [String: Int]
     /// A new object's values: defaults, or null.
@@ -128,6 +130,7 @@ final class EntityBinding: Sendable {
         self.tag = entry.tag
         self.dbi = dbi
         attributeNames = entity.attributes.map(\.name)
+        attributeNameLengths = attributeNames.map(\.utf8.count)
         attributeTypes = entity.attributes.map(\.type)
         var index: [String: Int] = [:]
         for (i, a) in entity.attributes.enumerated() { index[a.name] = i }
@@ -219,7 +222,9 @@ final class EntityBinding: Sendable {
     @inline(__always)
     func position(of name: String) -> Int? {
         if attributeNames.count <= 12 {
-            for i in attributeNames.indices where attributeNames[i] == name { return i }
+            // Names of another length are passed over without a string comparison.
+            let length = name.utf8.count
+            for i in attributeNames.indices where attributeNameLengths[i] == length && attributeNames[i] == name { return i }
             return nil
         }
         return attributeIndex[name]

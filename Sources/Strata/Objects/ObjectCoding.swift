@@ -18,6 +18,7 @@ extension EntityBinding {
                 throw DecodeFailure("unknown layout \(layoutID)")
             }
             let types = binding.layout.fieldTypes
+            let codes = binding.fieldCodes
             let bitmap = try r.bytes(binding.layout.bitmapSize)
             let count = initialValues.count
             if count <= 64 {
@@ -29,10 +30,10 @@ extension EntityBinding {
                     for _ in 0..<count { values.append(.null) }
                 }
                 var filled: UInt64 = 0
-                for i in 0..<types.count {
+                for i in 0..<codes.count {
                     let isNull = bitmap[i >> 3] & (UInt8(1) << UInt8(i & 7)) != 0
                     if let a = binding.fieldAttributes[i] {
-                        values[a] = isNull ? .null : try FieldCodec.decode(types[i], from: &r)
+                        values[a] = isNull ? .null : try FieldCodec.decode(code: codes[i], from: &r)
                         filled |= UInt64(1) << UInt64(a)
                     } else if !isNull {
                         _ = try FieldCodec.skip(types[i], in: &r)

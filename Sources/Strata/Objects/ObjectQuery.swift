@@ -157,8 +157,10 @@ public struct ObjectQuery {
     /// The matching objects, as an array.
     public func fetch() throws -> [DynamicObject] {
         if isSorted { return try sortedObjects() }
+        // Every object is kept: each gets storage of its own rather than a copy of the previous one's.
+        let cursor = try unsortedCursor(recyclingStorage: false)
         var out: [DynamicObject] = []
-        try forEach { out.append($0) }
+        while let object = try cursor.next() { out.append(object) }
         return out
     }
 
@@ -195,8 +197,10 @@ public struct ObjectQuery {
 
     private var isSorted: Bool { comparator != nil || !sortKeys.isEmpty }
 
-    private func unsortedCursor() throws -> ObjectCursor {
-        try ObjectCursor(query: self)
+    private func unsortedCursor(recyclingStorage: Bool = true) throws -> ObjectCursor {
+        let cursor = try ObjectCursor(query: self)
+        cursor.recyclesStorage = recyclingStorage
+        return cursor
     }
 
     private func areInIncreasingOrder(_ a: DynamicObject, _ b: DynamicObject) throws -> Bool {
@@ -215,7 +219,7 @@ public struct ObjectQuery {
         unsorted.comparator = nil
         unsorted.limitCount = nil
         unsorted.offsetCount = 0
-        let cursor = try ObjectCursor(query: unsorted)
+        let cursor = try unsorted.unsortedCursor(recyclingStorage: false)
         var result: [DynamicObject]
         if let limit = limitCount {
             // Keep the best `offset + limit` in a max-heap of the worst kept on top.
@@ -251,15 +255,21 @@ public final class ObjectCursor {
     private var finished = false
     /// The last object decoded from the entity, whose value storage the next one reuses.
     private var recycled: DynamicObject?
+    /// Whether the next object is decoded into the storage of the previous one (in place when the caller
+    /// kept no copy of it). Off for callers that keep every object, which would pay a copy each time.
+    var recyclesStorage = true
     /// Set for a query with no condition, filter, offset or limit: every object of the entity, in order,
     /// read without going through the query (which is a struct that would be copied for every object).
     private let plainBinding: EntityBinding?
+    /// The entity's cursor when `plainBinding` is set (kept apart so that reading it copies no enum).
+    private let plainCursor: Cursor?
 
     init(sorted: [DynamicObject], context: ReadContext) {
         self.context = context
         self.source = .sorted(sorted, 0)
         self.query = nil
         self.plainBinding = nil
+        self.plainCursor = nil
     }
 
     init(query: ObjectQuery) throws {
@@ -273,16 +283,23 @@ public final class ObjectCursor {
         }
         let plain = query.condition == nil && query.predicates.isEmpty && query.offsetCount == 0 && query.limitCount == nil
         plainBinding = plain ? query.binding : nil
+        if plain, case .entity(let cursor) = source { plainCursor = cursor } else { plainCursor = nil }
     }
 
     /// The next object, or nil at the end.
     public func next() throws -> DynamicObject? {
         if finished { return nil }
-        if let binding = plainBinding, case .entity(let cursor) = source {
+        if let binding = plainBinding, let cursor = plainCursor {
             guard let entry = started ? try cursor.next() : try cursor.first() else { finished = true; return nil }
             started = true
             let id = try decodeKey(entry.key)
-            return DynamicObject(id: ObjectID(rawValue: id), binding: binding, values: try binding.decodeValues(entry.value, id: id))
+            // Decode into the previous object's storage: in place when the caller kept no copy of it.
+            var values = recycled?.values ?? []
+            recycled = nil
+            try binding.decodeValues(entry.value, id: id, into: &values)
+            let object = DynamicObject(id: ObjectID(rawValue: id), binding: binding, values: values)
+            if recyclesStorage { recycled = object }
+            return object
         }
         if case .sorted(let objects, let i) = source {
             guard i < objects.count else { finished = true; return nil }
@@ -318,7 +335,7 @@ public final class ObjectCursor {
             recycled = nil
             try query.binding.decodeValues(entry.value, id: id, into: &values)
             let object = DynamicObject(id: ObjectID(rawValue: id), binding: query.binding, values: values)
-            recycled = object
+            if recyclesStorage { recycled = object }
             return object
         case .index(let cursor, let c, let upperKey):
             while true {

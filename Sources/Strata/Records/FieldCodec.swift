@@ -68,35 +68,39 @@ enum FieldCodec {
     /// Reads one non-null field of `type`.
     @inline(__always)
     static func decode(_ type: AttributeType, from r: inout BinaryReader) throws -> Value {
-        switch type {
-        case .int64: return .int64(try r.fixed(Int64.self))
-        case .int32: return .int32(try r.fixed(Int32.self))
-        case .int16: return .int16(try r.fixed(Int16.self))
-        case .double: return .double(Double(bitPattern: try r.fixed(UInt64.self)))
-        case .float: return .float(Float(bitPattern: try r.fixed(UInt32.self)))
-        case .bool:
+        try decode(code: TypeCode.code(type), from: &r)
+    }
+
+    /// Reads one non-null field whose type has this ``TypeCode`` (decoding by code spares copying an
+    /// ``AttributeType``, whose `codable` case holds a string, for every field of every record).
+    @inline(__always)
+    static func decode(code: UInt8, from r: inout BinaryReader) throws -> Value {
+        switch code {
+        case 1: return .int64(try r.fixed(Int64.self))
+        case 2: return .int32(try r.fixed(Int32.self))
+        case 3: return .int16(try r.fixed(Int16.self))
+        case 4: return .double(Double(bitPattern: try r.fixed(UInt64.self)))
+        case 5: return .float(Float(bitPattern: try r.fixed(UInt32.self)))
+        case 6:
             switch try r.u8() {
             case 0: return .bool(false)
             case 1: return .bool(true)
             case let b: throw DecodeFailure("invalid Boolean byte \(b)")
             }
-        case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try r.fixed(UInt64.self))))
-        case .uuid: return .uuid(UUID(uuid: try r.bytes(16).loadUnaligned(as: uuid_t.self)))
-        case .string: return .string(try r.string())
-        case .url:
+        case 7: return .string(try r.string())
+        case 8: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try r.fixed(UInt64.self))))
+        case 9: return .data(Data(try r.lengthPrefixed()))
+        case 10: return .uuid(UUID(uuid: try r.bytes(16).loadUnaligned(as: uuid_t.self)))
+        case 11:
             let s = try r.string()
             guard let url = URL(string: s) else { throw DecodeFailure("invalid URL text") }
             return .url(url)
-        case .data:
-            let raw = try r.lengthPrefixed()
-            return .data(Data(raw))
-        case .decimal:
+        case 12:
             let s = try r.string()
             guard let d = DecimalText.parseCanonical(s) else { throw DecodeFailure("invalid decimal text") }
             return .decimal(d)
-        case .codable:
-            let raw = try r.lengthPrefixed()
-            return .codable(Data(raw))
+        case 13: return .codable(Data(try r.lengthPrefixed()))
+        default: throw DecodeFailure("unknown field type code \(code)")
         }
     }
 
