@@ -36,7 +36,7 @@ extension EntityBinding {
                         values[a] = isNull ? .null : try FieldCodec.decode(code: codes[i], from: &r)
                         filled |= UInt64(1) << UInt64(a)
                     } else if !isNull {
-                        _ = try FieldCodec.skip(types[i], in: &r)
+                        _ = try FieldCodec.skip(code: codes[i], in: &r)
                     }
                 }
                 let all: UInt64 = count == 64 ? .max : (UInt64(1) << UInt64(count)) - 1

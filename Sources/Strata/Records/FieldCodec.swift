@@ -107,16 +107,23 @@ enum FieldCodec {
     /// Skips one non-null field of `type`, returning its byte range in the reader's buffer.
     @inline(__always)
     static func skip(_ type: AttributeType, in r: inout BinaryReader) throws -> Range<Int> {
+        try skip(code: TypeCode.code(type), in: &r)
+    }
+
+    /// Skips one non-null field whose type has this ``TypeCode``, returning its byte range.
+    @inline(__always)
+    static func skip(code: UInt8, in r: inout BinaryReader) throws -> Range<Int> {
         let start = r.offset
-        switch type {
-        case .int64, .double, .date: try r.skip(8)
-        case .int32, .float: try r.skip(4)
-        case .int16: try r.skip(2)
-        case .bool:
+        switch code {
+        case 1, 4, 8: try r.skip(8)
+        case 2, 5: try r.skip(4)
+        case 3: try r.skip(2)
+        case 6:
             let b = try r.u8()
             if b > 1 { throw DecodeFailure("invalid Boolean byte \(b)") }
-        case .uuid: try r.skip(16)
-        case .string, .url, .data, .decimal, .codable: _ = try r.lengthPrefixed()
+        case 10: try r.skip(16)
+        case 7, 9, 11, 12, 13: _ = try r.lengthPrefixed()
+        default: throw DecodeFailure("unknown field type code \(code)")
         }
         return start..<r.offset
     }

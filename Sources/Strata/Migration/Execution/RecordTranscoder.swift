@@ -26,6 +26,8 @@ struct RecordTranscoder {
         }
         let layoutID: UInt32
         let sourceLayout: RecordLayout
+        /// The ``TypeCode`` of each source field (skipping by code copies no ``AttributeType``).
+        let sourceCodes: [UInt8]
         let steps: [Step]
         let pool: [UInt8]
         let conversions: [AttributeMappingPlan.Conversion]
@@ -96,7 +98,9 @@ struct RecordTranscoder {
                 return .copy(index: index, conversion: c, nullReplacement: stash(replacement))
             }
         }
-        return CompiledProgram(layoutID: id, sourceLayout: program.sourceLayout, steps: steps, pool: pool, conversions: conversions)
+        return CompiledProgram(layoutID: id, sourceLayout: program.sourceLayout,
+                               sourceCodes: program.sourceLayout.fieldTypes.map(TypeCode.code),
+                               steps: steps, pool: pool, conversions: conversions)
     }
 
     /// Rewrites one record (`id`) into `w`, sealed for the destination entity.
@@ -106,16 +110,16 @@ struct RecordTranscoder {
         var found: Int? = nil
         for k in compiled.indices where compiled[k].layoutID == layoutID { found = k; break }
         guard let k = found else { throw DecodeFailure("unknown layout \(layoutID)") }
-        let types = compiled[k].sourceLayout.fieldTypes
+        let codes = compiled[k].sourceCodes
         let bitmap: UnsafeRawBufferPointer
         do {
             bitmap = try r.bytes(compiled[k].sourceLayout.bitmapSize)
-            if fields.count < types.count { fields = [Range<Int>?](repeating: nil, count: types.count) }
-            for i in 0..<types.count {
+            if fields.count < codes.count { fields = [Range<Int>?](repeating: nil, count: codes.count) }
+            for i in 0..<codes.count {
                 if bitmap[i >> 3] & (UInt8(1) << UInt8(i & 7)) != 0 {
                     fields[i] = nil
                 } else {
-                    fields[i] = try FieldCodec.skip(types[i], in: &r)
+                    fields[i] = try FieldCodec.skip(code: codes[i], in: &r)
                 }
             }
             guard r.isAtEnd else { throw DecodeFailure("\(r.remaining) bytes after the last field") }
