@@ -9,6 +9,27 @@ import Testing
 /// at random instants; the source store, and the backup when it exists, must hold every object.
 extension ReliabilitySuite {
     @Suite struct Maintenance {
+        /// How a trial's first child dies: at a fault point (`STRATA_FAULT`), or by SIGKILL after a delay.
+        enum Kill: Sendable {
+            case point(String)
+            case after(Double)
+
+            var label: String {
+                switch self {
+                case .point(let fault): fault
+                case .after(let delay): "+\(String(format: "%.4f", delay))s"
+                }
+            }
+
+            /// Runs the child and kills it this way.
+            func run(_ arguments: [String]) throws -> ChildResult {
+                switch self {
+                case .point(let fault): try Child.run(arguments, environment: ["STRATA_FAULT": fault])
+                case .after(let delay): try Child.run(arguments, killAfter: delay)
+                }
+            }
+        }
+
         /// Items in the store being backed up: enough that the copy takes a measurable time to land kills in.
         static let backupCount = 20_000
 
@@ -28,7 +49,6 @@ extension ReliabilitySuite {
             try #require(timed.exitCode == 0, "\(timed)")
             let copySeconds = try #require(timed.line("BACKED ").flatMap { Double($0.dropFirst(7)) })
 
-            enum Kill: Sendable { case point(String), after(Double) }
             var random = SeededRandom(seed: Tier.seed &+ 24)
             let randomKills = Tier.current.pick(ci: 10, full: 40)
             let kills: [Kill] = ["backup.afterCopy", "backup.beforePublish", "backup.afterPublish"].map { .point("\($0):0:kill") }
@@ -37,16 +57,8 @@ extension ReliabilitySuite {
             try concurrentForEach(Array(kills.enumerated())) { (i, kill) in
                 let store = try workspace.copy(pristine, to: "s\(i)")
                 let destination = workspace.url("s\(i)-backup")
-                let first: ChildResult
-                let label: String
-                switch kill {
-                case .point(let fault):
-                    label = fault
-                    first = try Child.run(arguments(store, destination), environment: ["STRATA_FAULT": fault])
-                case .after(let delay):
-                    label = "+\(String(format: "%.4f", delay))s"
-                    first = try Child.run(arguments(store, destination), killAfter: delay)
-                }
+                let label = kill.label
+                let first = try kill.run(arguments(store, destination))
                 var outcome = KillTrial.Outcome(killed: first.signal == 9)
                 if case .point = kill, !outcome.killed { outcome.problems.append("the fault point was not reached: \(first)") }
                 if !outcome.killed && first.exitCode != 0 { outcome.problems.append("the backup failed: \(first)") }
@@ -101,23 +113,14 @@ extension ReliabilitySuite {
             #expect(total >= count, "only \(total) records were in an old layout")
             #expect(commits >= count / batch, "only \(commits) commits")
 
-            enum Kill: Sendable { case point(String), after(Double) }
             var random = SeededRandom(seed: Tier.seed &+ 25)
             let kills: [Kill] = (0..<commits).map { .point("txn.afterCommit:\($0):kill") }
                 + (0..<Tier.current.pick(ci: 10, full: 40)).map { _ in .after(Double(random.next() % 10_000) / 10_000 * traced.duration) }
             let outcomes = Mutex<[KillTrial.Outcome]>([])
             try concurrentForEach(Array(kills.enumerated())) { (i, kill) in
                 let store = try workspace.copy(base, to: "l\(i)")
-                let first: ChildResult
-                let label: String
-                switch kill {
-                case .point(let fault):
-                    label = fault
-                    first = try Child.run(arguments(store), environment: ["STRATA_FAULT": fault])
-                case .after(let delay):
-                    label = "+\(String(format: "%.3f", delay))s"
-                    first = try Child.run(arguments(store), killAfter: delay)
-                }
+                let label = kill.label
+                let first = try kill.run(arguments(store))
                 var outcome = KillTrial.Outcome(killed: first.signal == 9)
                 if case .point = kill, !outcome.killed { outcome.problems.append("the fault point was not reached: \(first)") }
                 if !outcome.killed && first.exitCode != 0 { outcome.problems.append("the rewrite failed: \(first)") }

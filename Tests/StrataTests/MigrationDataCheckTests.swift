@@ -67,7 +67,7 @@ import Testing
         #expect(info.modelVersion == schema.versionIdentifier, sourceLocation: sourceLocation)
         #expect(info.history == [schema.versionIdentifier], sourceLocation: sourceLocation)
         // Writable again: no migration flag left behind.
-        try store.write { ctx in try ctx.insert("Person", ["name": "probe"]) }
+        _ = try store.write { ctx in try ctx.insert("Person", ["name": "probe"]) }
         try store.write { ctx in
             for p in try ctx.objects("Person").where("name", equals: "probe").fetch() { try ctx.delete(p) }
         }

@@ -45,7 +45,7 @@ import Testing
         // Metadata-only migration: old records are read through projections (rename, null → default, constant).
         let store = try Store.open(at: dir.store, schema: Self.v2, plan: try MigrationPlan(schemas: [Self.v1, Self.v2]))
         defer { store.close() }
-        try store.write { context in
+        _ = try store.write { context in
             try context.insert("Item", ["code": .uuid(UUID()), "title": "new", "count": 1, "when": .date(.now), "flag": false])
         }
         try store.read { context throws in
@@ -76,7 +76,7 @@ import Testing
     @Test func misuseIsATypedError() throws {
         let store = try Store.temporary(schema: Self.v1)
         defer { store.close() }
-        try store.write { try $0.insert("Item", ["code": .uuid(UUID()), "label": "a", "count": 1, "when": .date(.now)]) }
+        _ = try store.write { try $0.insert("Item", ["code": .uuid(UUID()), "label": "a", "count": 1, "when": .date(.now)]) }
         var kept: ObjectView?
         try store.read { context throws in
             try context.forEachView(of: "Item") { view throws in
@@ -96,7 +96,7 @@ import Testing
         do {
             let store = try Store.open(at: dir.store, schema: Self.v1)
             defer { store.close() }
-            try store.write { context in
+            _ = try store.write { context in
                 try context.insert("Item", ["code": .uuid(UUID()), "label": "UNIQUE-VIEW-MARKER", "count": 1, "when": .date(.now)])
             }
         }

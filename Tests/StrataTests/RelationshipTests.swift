@@ -205,7 +205,7 @@ import Testing
         // A club without a president cannot be committed …
         #expect(throws: StoreError.self) { try f.store.write { try $0.insert("Club", ["name": "lonely"]) } }
         do {
-            try f.store.write { try $0.insert("Club", ["name": "lonely"]) }
+            _ = try f.store.write { try $0.insert("Club", ["name": "lonely"]) }
         } catch let StoreError.relationshipCountViolation(entity, _, relationship, count, minCount, _) {
             #expect(entity == "Club" && relationship == "president" && count == 0 && minCount == 1)
         }

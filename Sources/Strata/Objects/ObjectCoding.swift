@@ -17,7 +17,6 @@ extension EntityBinding {
             guard let binding = layout(layoutID) else {
                 throw DecodeFailure("unknown layout \(layoutID)")
             }
-            let types = binding.layout.fieldTypes
             let codes = binding.fieldCodes
             let bitmap = try r.bytes(binding.layout.bitmapSize)
             let count = initialValues.count
@@ -45,12 +44,12 @@ extension EntityBinding {
                 }
             } else {
                 values = initialValues
-                for i in 0..<types.count {
+                for i in 0..<codes.count {
                     let isNull = bitmap[i >> 3] & (UInt8(1) << UInt8(i & 7)) != 0
                     if let a = binding.fieldAttributes[i] {
-                        values[a] = isNull ? .null : try FieldCodec.decode(types[i], from: &r)
+                        values[a] = isNull ? .null : try FieldCodec.decode(code: codes[i], from: &r)
                     } else if !isNull {
-                        _ = try FieldCodec.skip(types[i], in: &r)
+                        _ = try FieldCodec.skip(code: codes[i], in: &r)
                     }
                 }
             }

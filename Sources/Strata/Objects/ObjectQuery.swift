@@ -259,17 +259,15 @@ public final class ObjectCursor {
     /// kept no copy of it). Off for callers that keep every object, which would pay a copy each time.
     var recyclesStorage = true
     /// Set for a query with no condition, filter, offset or limit: every object of the entity, in order,
-    /// read without going through the query (which is a struct that would be copied for every object).
-    private let plainBinding: EntityBinding?
-    /// The entity's cursor when `plainBinding` is set (kept apart so that reading it copies no enum).
-    private let plainCursor: Cursor?
+    /// read without going through the query (a struct that would be copied for every object) or the
+    /// `source` enum.
+    private let plain: (binding: EntityBinding, cursor: Cursor)?
 
     init(sorted: [DynamicObject], context: ReadContext) {
         self.context = context
         self.source = .sorted(sorted, 0)
         self.query = nil
-        self.plainBinding = nil
-        self.plainCursor = nil
+        self.plain = nil
     }
 
     init(query: ObjectQuery) throws {
@@ -281,24 +279,15 @@ public final class ObjectCursor {
         } else {
             source = .entity(try query.context.txn.cursor(query.binding.dbi))
         }
-        let plain = query.condition == nil && query.predicates.isEmpty && query.offsetCount == 0 && query.limitCount == nil
-        plainBinding = plain ? query.binding : nil
-        if plain, case .entity(let cursor) = source { plainCursor = cursor } else { plainCursor = nil }
+        let isPlain = query.condition == nil && query.predicates.isEmpty && query.offsetCount == 0 && query.limitCount == nil
+        if isPlain, case .entity(let cursor) = source { plain = (query.binding, cursor) } else { plain = nil }
     }
 
     /// The next object, or nil at the end.
     public func next() throws -> DynamicObject? {
         if finished { return nil }
-        if let binding = plainBinding, let cursor = plainCursor {
-            guard let entry = started ? try cursor.next() : try cursor.first() else { finished = true; return nil }
-            started = true
-            let id = try decodeKey(entry.key)
-            // Decode into the previous object's storage: in place when the caller kept no copy of it.
-            var values = recycled?.values ?? []
-            recycled = nil
-            try binding.decodeValues(entry.value, id: id, into: &values)
-            let object = DynamicObject(id: ObjectID(rawValue: id), binding: binding, values: values)
-            if recyclesStorage { recycled = object }
+        if let plain {
+            guard let object = try nextFromEntity(plain.cursor, plain.binding) else { finished = true; return nil }
             return object
         }
         if case .sorted(let objects, let i) = source {
@@ -323,20 +312,26 @@ public final class ObjectCursor {
         return nil
     }
 
+    /// The next record of the entity's cursor as an object, or nil at its end.
+    @inline(__always)
+    private func nextFromEntity(_ cursor: Cursor, _ binding: EntityBinding) throws -> DynamicObject? {
+        guard let entry = started ? try cursor.next() : try cursor.first() else { return nil }
+        started = true
+        let id = try decodeKey(entry.key)
+        // Decode into the previous object's storage: in place when the caller kept no copy of it.
+        var values = recycled?.values ?? []
+        recycled = nil
+        try binding.decodeValues(entry.value, id: id, into: &values)
+        let object = DynamicObject(id: ObjectID(rawValue: id), binding: binding, values: values)
+        if recyclesStorage { recycled = object }
+        return object
+    }
+
     private func nextCandidate(_ query: ObjectQuery) throws -> DynamicObject? {
         switch source {
         case .sorted: return nil
         case .entity(let cursor):
-            guard let entry = started ? try cursor.next() : try cursor.first() else { return nil }
-            started = true
-            let id = try decodeKey(entry.key)
-            // Decode into the previous object's storage: in place when the caller kept no copy of it.
-            var values = recycled?.values ?? []
-            recycled = nil
-            try query.binding.decodeValues(entry.value, id: id, into: &values)
-            let object = DynamicObject(id: ObjectID(rawValue: id), binding: query.binding, values: values)
-            if recyclesStorage { recycled = object }
-            return object
+            return try nextFromEntity(cursor, query.binding)
         case .index(let cursor, let c, let upperKey):
             while true {
                 let entry: Entry?

@@ -119,6 +119,13 @@ public final class ObjectView {
         }
     }
 
+    /// A value that is not read in place: nil when null, else `extract`'s result or a type mismatch.
+    private func converted<T>(_ v: Value, expected: String, _ extract: (Value) -> T?) throws -> T? {
+        if v.isNull { return nil }
+        guard let t = extract(v) else { throw StoreError.typeMismatch(expected: expected, actual: v.caseName) }
+        return t
+    }
+
     private func corrupted(_ reason: String) -> StoreError {
         StoreError.corruptedRecord(entity: binding.name, id: id, reason: reason)
     }
@@ -128,7 +135,7 @@ public final class ObjectView {
         let a = try position(attribute)
         guard let f = field(a) else { return projected(a) }
         var r = BinaryReader(UnsafeRawBufferPointer(rebasing: bytes[f.start..<f.end]))
-        do { return try FieldCodec.decode(binding.attributeTypes[a], from: &r) } catch { throw corrupted("\(error)") }
+        do { return try FieldCodec.decode(code: f.code, from: &r) } catch { throw corrupted("\(error)") }
     }
 
     /// Calls `body` with the bytes of a string, URL, data, decimal or Codable attribute, in place (UTF-8 for
@@ -157,12 +164,7 @@ public final class ObjectView {
     /// An integer attribute of any width, or nil when null.
     public func int64(_ attribute: String) throws -> Int64? {
         let a = try position(attribute)
-        guard let f = field(a) else {
-            let v = projected(a)
-            if v.isNull { return nil }
-            guard let i = v.int64Value else { throw StoreError.typeMismatch(expected: "an integer attribute", actual: v.caseName) }
-            return i
-        }
+        guard let f = field(a) else { return try converted(projected(a), expected: "an integer attribute") { $0.int64Value } }
         switch f.code {
         case 1: return Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: f.start, as: Int64.self))
         case 2: return Int64(Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: f.start, as: Int32.self)))
@@ -173,21 +175,13 @@ public final class ObjectView {
 
     /// A numeric attribute as a `Double`, or nil when null.
     public func double(_ attribute: String) throws -> Double? {
-        let v = try value(attribute)
-        if v.isNull { return nil }
-        guard let d = v.doubleValue else { throw StoreError.typeMismatch(expected: "a numeric attribute", actual: v.caseName) }
-        return d
+        try converted(try value(attribute), expected: "a numeric attribute") { $0.doubleValue }
     }
 
     /// A UUID attribute, or nil when null.
     public func uuid(_ attribute: String) throws -> UUID? {
         let a = try position(attribute)
-        guard let f = field(a) else {
-            let v = projected(a)
-            if v.isNull { return nil }
-            guard let u = v.uuidValue else { throw StoreError.typeMismatch(expected: "a UUID attribute", actual: v.caseName) }
-            return u
-        }
+        guard let f = field(a) else { return try converted(projected(a), expected: "a UUID attribute") { $0.uuidValue } }
         guard f.code == 10 else { throw StoreError.typeMismatch(expected: "a UUID attribute", actual: binding.attributeTypes[a].name) }
         return UUID(bytes: UnsafeRawBufferPointer(rebasing: bytes[f.start..<f.end]))
     }
@@ -195,12 +189,7 @@ public final class ObjectView {
     /// A date attribute, or nil when null.
     public func date(_ attribute: String) throws -> Date? {
         let a = try position(attribute)
-        guard let f = field(a) else {
-            let v = projected(a)
-            if v.isNull { return nil }
-            guard let d = v.dateValue else { throw StoreError.typeMismatch(expected: "a date attribute", actual: v.caseName) }
-            return d
-        }
+        guard let f = field(a) else { return try converted(projected(a), expected: "a date attribute") { $0.dateValue } }
         guard f.code == 8 else { throw StoreError.typeMismatch(expected: "a date attribute", actual: binding.attributeTypes[a].name) }
         let bits = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: f.start, as: UInt64.self))
         return Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits))
@@ -208,10 +197,7 @@ public final class ObjectView {
 
     /// A Boolean attribute, or nil when null.
     public func bool(_ attribute: String) throws -> Bool? {
-        let v = try value(attribute)
-        if v.isNull { return nil }
-        guard let b = v.boolValue else { throw StoreError.typeMismatch(expected: "a Boolean attribute", actual: v.caseName) }
-        return b
+        try converted(try value(attribute), expected: "a Boolean attribute") { $0.boolValue }
     }
 
     /// A copy of the object, valid after the closure.

@@ -76,7 +76,7 @@ final class Child: @unchecked Sendable {
         process.standardOutput = output
         process.standardInput = input
         errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("strata-child-\(UUID().uuidString).err")
-        FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: errorFile)
         self.killWhen = killWhen
         try process.run()
