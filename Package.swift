@@ -5,15 +5,20 @@ import PackageDescription
 
 let package = Package(
     name: "Strata",
-    platforms: [.macOS(.v15)],
+    // What the `Synchronization` module (Atomic, Mutex) needs; LMDB itself runs everywhere.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2), .macCatalyst(.v18)],
     products: [
         .library(name: "Strata", targets: ["Strata"]),
         .executable(name: "strata", targets: ["StrataCLI"]),
         .executable(name: "strata-example", targets: ["StrataExample"]),
+        // Helpers for apps to test their own migrations.
         .library(name: "StrataTestKit", targets: ["StrataTestKit"]),
-        // The reliability suite's child process and its LD_PRELOAD fault shim (test-only).
-        .executable(name: "strata-torture", targets: ["StrataTorture"]),
-        .library(name: "StrataFaultShim", type: .dynamic, targets: ["CStrataFaultShim"]),
+    ],
+    traits: [
+        // Compiles the reliability suite's hooks into the library: fault points in the engine, LMDB calls that
+        // can be made to fail, and the decoders' entry points. Off by default, so an app that depends on
+        // Strata builds none of it; the nested packages Reliability/ and Fuzz/ turn it on.
+        .trait(name: "ReliabilityHooks", description: "Fault injection and decoder entry points for Strata's reliability suite and fuzzer."),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
@@ -37,9 +42,6 @@ let package = Package(
                 "CStrataSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: [
-                .define("STRATA_FAULT_INJECTION", .when(configuration: .debug)),
             ]
         ),
         .executableTarget(
@@ -47,22 +49,16 @@ let package = Package(
             dependencies: ["Strata", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // The tutorial apps (posts, books, notes) as frozen version chains, for the example and the tests.
-        .target(name: "StrataTutorials", dependencies: ["Strata"]),
-        // Helpers for apps to test their own migrations.
+        .target(name: "StrataTutorials", dependencies: ["Strata", "StrataTestKit"]),
         .target(name: "StrataTestKit", dependencies: ["Strata"]),
         .executableTarget(name: "StrataExample", dependencies: ["Strata", "StrataTutorials"]),
-        .target(name: "StrataTestSupport", dependencies: ["Strata"], path: "Tests/StrataTestSupport"),
+        .target(name: "StrataTestSupport", dependencies: ["Strata", "StrataTestKit"], path: "Tests/StrataTestSupport"),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataTestSupport"]),
         .testTarget(name: "StrataCustomMigrationTests", dependencies: ["Strata", "StrataTutorials", "StrataTestKit"]),
         // Runs the built `strata` executable (the dependency makes sure it is built) on temporary stores.
         .testTarget(name: "StrataCLITests", dependencies: ["StrataCLI", "Strata"]),
-        // The reliability suite (see Documentation.docc/Reliability.md): a child process that the tests kill,
-        // crash and starve (`strata-torture`), an LD_PRELOAD shim that models power loss and injects I/O
-        // errors (never linked into anything: loaded into children only), and the tests.
-        .target(name: "CStrataFaultShim", linkerSettings: [.linkedLibrary("dl")]),
-        .target(name: "StrataTortureKit", dependencies: ["Strata"]),
-        .executableTarget(name: "StrataTorture", dependencies: ["Strata", "StrataTortureKit"]),
-        .testTarget(name: "StrataReliabilityTests", dependencies: ["StrataTorture", "Strata", "StrataTortureKit"]),
+        // The reliability suite is the nested package Reliability/ (it builds the library with the
+        // `ReliabilityHooks` trait); the benchmarks and the fuzzer are Benchmarks/ and Fuzz/.
     ],
     swiftLanguageModes: [.v6]
 )

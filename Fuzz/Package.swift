@@ -9,7 +9,7 @@ let package = Package(
     name: "StrataFuzz",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "Strata", path: ".."),
+        .package(name: "Strata", path: "..", traits: ["ReliabilityHooks"]),
     ],
     targets: [
         .executableTarget(

@@ -142,18 +142,12 @@ struct MigrateCommand: ParsableCommand {
             display.finish()
             let from = unfinished?.sourceVersion ?? route.first ?? "?"
             Console.out("Migrated \(store) from \(from) to \(schema.versionIdentifier) in \(Format.duration(now() - start)).")
-        } catch let error as MigrationError {
+        } catch let error as MigrationError where error.code == .stopped {
             display.finish()
-            if case .stopped(let s, let d) = error {
-                let at = last.withLock { p in p.map { p -> String in
-                    " (\(p.phase.rawValue)\(p.entity.map { " \($0)" } ?? ""): \(Format.count(p.completed))\(p.total > 0 ? "/\(Format.count(p.total))" : "") records)"
-                } } ?? ""
-                throw CLIFailure("stopped the migration \(s) → \(d) after its last committed batch\(at); the store still reads as \(s). Run `strata migrate \(store) --to \(model)` again to resume")
-            }
-            if case .interrupted = error {
-                throw CLIFailure(ErrorText.describe(error) + ". Fix the cause, then run `strata migrate \(store) --to \(model)` again to resume")
-            }
-            throw CLIFailure(ErrorText.describe(error, store: store, modelFile: model))
+            let at = last.withLock { p in p.map { p -> String in
+                "Stopped at \(p.phase.rawValue)\(p.entity.map { " \($0)" } ?? ""): \(Format.count(p.completed))\(p.total > 0 ? "/\(Format.count(p.total))" : "") records. "
+            } } ?? ""
+            throw CLIFailure(at + ErrorText.describe(error, store: store, modelFile: model))
         } catch {
             display.finish()
             throw CLIFailure(ErrorText.describe(error, store: store, modelFile: model))

@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTestKit
 
 /// The books app of the heavyweight-migration tutorials.
 ///

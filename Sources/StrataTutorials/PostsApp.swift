@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTestKit
 
 /// The posts app of the progressive-migration tutorials, as the versions it shipped.
 ///

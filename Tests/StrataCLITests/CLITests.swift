@@ -402,8 +402,9 @@ import Glibc
         try #require(started, "\(stopped)")
         #expect(stopped.status == 1, "\(stopped)")
         let message = stopped.stderr.split(separator: "\n").last.map(String.init) ?? ""
-        #expect(message.contains("stopped the migration v1 → v2 after its last committed batch"), "\(stopped)")
-        #expect(message.contains("still reads as v1") && message.contains("strata migrate \(store) --to v2.json` again to resume"), "\(stopped)")
+        #expect(message.contains("The migration v1 → v2 was asked to stop and stopped after its last committed batch"), "\(stopped)")
+        #expect(message.contains("still reads as v1") && message.contains("resumes the step from the last committed batch")
+                && message.contains("`strata migrate \(store) --to v2.json`"), "\(stopped)")
 
         // In between: the store reads as v1, with the migration recorded as unfinished.
         let info = try dir.strata("info", store)

@@ -99,11 +99,12 @@ import Testing
         do {
             _ = try kit.migrate(url, plan: plan)
             Issue.record("the migration should fail")
-        } catch MigrationError.stageFailed(let source, let destination, let entity, let object, let underlying) {
-            #expect(source == "v2" && destination == "v3")
-            #expect(entity == "Book")
-            #expect(object != nil)
-            #expect(underlying.contains("map users before books"))
+        } catch let error as MigrationError where error.code == .stageFailed {
+            #expect(error.sourceVersion == "v2" && error.destinationVersion == "v3")
+            #expect(error.entity == "Book")
+            #expect(error.objectID != nil)
+            #expect("\(error.underlying.map { "\($0)" } ?? "")".contains("map users before books"))
+            #expect(error.storeState == .at(version: "v2"))
         }
         // Rolled back: the store is whole at v2.
         let store = try Store.open(at: url, schema: BooksApp.v2)

@@ -72,8 +72,9 @@ import Testing
         #expect {
             _ = try kit.migrate(url, plan: try MigrationPlan(schemas: [Self.shapesV1, Self.shapesV2], stages: [stage]))
         } throws: { error in
-            guard case MigrationError.stageFailed(_, _, let entity, let object, let underlying) = error else { return false }
-            return entity == "Shape" && object != nil && underlying.contains("label")
+            guard let error = error as? MigrationError, error.code == .stageFailed else { return false }
+            return error.entity == "Shape" && error.objectID != nil && "\(error.underlying.map { "\($0)" } ?? "")".contains("label")
+                && error.storeState == .at(version: "v1")
         }
         let store = try Store.open(at: url, schema: Self.shapesV1)
         defer { store.close() }
@@ -106,10 +107,11 @@ import Testing
             _ = try Store.open(at: url, schema: v2, plan: try MigrationPlan(schemas: [v1, v2], stages: [stage]),
                                configuration: StoreConfiguration(migration: options))
             Issue.record("the migration should fail")
-        } catch MigrationError.stageFailed(let source, let destination, let entity, let object, let underlying) {
-            #expect((source, destination, entity) == ("v1", "v2", "Item"))
-            #expect(underlying == "boom at \(k)")
-            let failed = try #require(object)
+        } catch let error as MigrationError where error.code == .stageFailed {
+            #expect((error.sourceVersion, error.destinationVersion, error.entity) == ("v1", "v2", "Item"))
+            #expect("\(error.underlying.map { "\($0)" } ?? "")" == "boom at \(k)")
+            #expect(error.storeState == .at(version: "v1"))
+            let failed = try #require(error.objectID)
             try snapshot.read { context throws in #expect(try context.object(failed, of: "Item")?["n"] == .int64(Int64(k))) }
         }
         // Intact at v1: every object equal to the snapshot taken before, nothing else.

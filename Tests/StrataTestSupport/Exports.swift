@@ -1,1 +1,2 @@
 @_exported import Strata
+@_exported import StrataTestKit

@@ -35,6 +35,16 @@ public final class TemporaryDirectory: @unchecked Sendable {
 
 /// File helpers for tests that inspect a store's bytes.
 public enum StoreFileBytes {
+    /// The name and bytes of every file in the store directory but `lock.mdb` (whose reader table changes
+    /// with every open): what a refusal or a dry run must leave exactly as it was.
+    public static func snapshot(_ store: URL) -> [String: Data] {
+        var out: [String: Data] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: store.path)) ?? [] where name != "lock.mdb" {
+            out[name] = (try? Data(contentsOf: store.appendingPathComponent(name))) ?? Data()
+        }
+        return out
+    }
+
     /// The bytes of `data.mdb` of the store at `store`.
     public static func dataFile(of store: URL) throws -> Data {
         try Data(contentsOf: store.appendingPathComponent("data.mdb"))

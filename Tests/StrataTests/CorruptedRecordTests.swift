@@ -45,13 +45,13 @@ import Testing
                 _ = try ctx.object(damagedID, of: "Note")
                 Issue.record("the damaged record was read")
             } catch let error as StoreError {
-                guard case .corruptedRecord(let entity, let id, let reason) = error else {
+                guard error.code == .corruptedRecord else {
                     Issue.record("unexpected error \(error)")
                     return
                 }
-                #expect(entity == "Note")
-                #expect(id == damagedID)
-                #expect(!reason.isEmpty)
+                #expect(error.entity == "Note")
+                #expect(error.objectID == damagedID)
+                #expect(!(error.reason ?? "").isEmpty)
                 #expect(error.description.contains("Note"))
                 #expect(error.description.contains(damagedID.description))
             }

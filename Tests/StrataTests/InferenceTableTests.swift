@@ -255,10 +255,12 @@ import Testing
             _ = try InferredMapping.infer(from: source, to: target)
             Issue.record("inferred although \(c.diagnostics) was expected")
         } catch {
-            guard case .cannotInfer(let source, let destination, let diagnostics) = error else {
+            guard error.code == .cannotInfer else {
                 Issue.record("unexpected \(error)"); return
             }
-            #expect(source == "v1" && destination == "v2")
+            let diagnostics = error.diagnostics
+            #expect(error.sourceVersion == "v1" && error.destinationVersion == "v2")
+            #expect(error.storeState == nil)
             #expect(diagnostics == c.diagnostics)
             for d in diagnostics {
                 let text = d.description
@@ -285,7 +287,8 @@ import Testing
                 _ = try InferredMapping.infer(from: source, to: destination)
                 Issue.record("\(from) → \(to) was inferred")
             } catch {
-                guard case .cannotInfer(_, _, let d) = error else { Issue.record("\(error)"); continue }
+                guard error.code == .cannotInfer else { Issue.record("\(error)"); continue }
+                let d = error.diagnostics
                 #expect(d == [.attributeTypeChanged(entity: "E", attribute: "x", from: from.name, to: to.name)])
             }
         }
@@ -303,7 +306,8 @@ import Testing
             _ = try InferredMapping.infer(from: source, to: destination)
             Issue.record("inferred")
         } catch {
-            guard case .cannotInfer(_, _, let d) = error else { Issue.record("\(error)"); return }
+            guard error.code == .cannotInfer else { Issue.record("\(error)"); return }
+            let d = error.diagnostics
             #expect(Set(d) == [
                 .requiredAttributeWithoutDefault(entity: "Post", attribute: "category"),
                 .attributeMadeRequiredWithoutDefault(entity: "Post", attribute: "body"),

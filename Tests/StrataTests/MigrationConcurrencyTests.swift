@@ -29,7 +29,7 @@ import Testing
                 }
                 return .oldVersion
             }
-        } catch StoreError.modelChanged {
+        } catch let error as StoreError where error.code == .modelChanged {
             return .modelChanged
         } catch {
             return .wrong("\(error)")
@@ -65,7 +65,7 @@ import Testing
                 _ = try old.write { try $0.insert("Label", ["text": "intruder"]) }
                 write = "accepted"
             } catch let error as StoreError {
-                switch error {
+                switch error.code {
                 case .migrationInProgress: write = "migrationInProgress"
                 case .modelChanged: write = "modelChanged"
                 default: write = "\(error)"
@@ -83,7 +83,7 @@ import Testing
                     let s = try Store.open(at: dir.store, schema: try JournalChain.v5(), plan: try JournalChain.plan())
                     s.close()
                     openedMeanwhile.withLock { $0.append("opened") }
-                } catch StoreError.migrationInProgress {
+                } catch let error as StoreError where error.code == .migrationInProgress {
                     openedMeanwhile.withLock { $0.append("migrationInProgress") }
                 } catch {
                     openedMeanwhile.withLock { $0.append("\(error)") }

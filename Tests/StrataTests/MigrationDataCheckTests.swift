@@ -88,8 +88,10 @@ import Testing
         do {
             _ = try Store.open(at: dir.store, schema: v2, plan: plan, configuration: Self.options())
             Issue.record("migrated although pets have two owners")
-        } catch let MigrationError.dataCheckFailed(source, destination, diagnostics) {
-            #expect(source == "v1" && destination == "v2")
+        } catch let error as MigrationError where error.code == .dataCheckFailed {
+            let diagnostics = error.diagnostics
+            #expect(error.sourceVersion == "v1" && error.destinationVersion == "v2")
+            #expect(error.storeState == .at(version: "v1"))
             #expect(diagnostics == [.tooManyLinks(entity: "Pet", relationship: "owners", maximum: 1, objects: offenders, total: offenders.count)])
             let text = diagnostics.first?.description ?? ""
             for id in offenders { #expect(text.contains(id.description)) }
@@ -138,8 +140,10 @@ import Testing
         do {
             _ = try open()
             Issue.record("migrated although names are shared")
-        } catch let MigrationError.dataCheckFailed(source, destination, diagnostics) {
-            #expect(source == "v1" && destination == "v2")
+        } catch let error as MigrationError where error.code == .dataCheckFailed {
+            let diagnostics = error.diagnostics
+            #expect(error.sourceVersion == "v1" && error.destinationVersion == "v2")
+            #expect(error.storeState == .at(version: "v1"))
             guard case .duplicateValues(let entity, let attribute, let values, let total)? = diagnostics.first, diagnostics.count == 1 else {
                 Issue.record("\(diagnostics)"); return
             }
@@ -183,8 +187,8 @@ import Testing
         do {
             _ = try Store.open(at: dir.store, schema: v2, plan: try MigrationPlan(schemas: [v1, v2]), configuration: Self.options())
             Issue.record("migrated although pets have no owner")
-        } catch let MigrationError.dataCheckFailed(_, _, diagnostics) {
-            #expect(diagnostics == [.tooFewLinks(entity: "Pet", relationship: "owners", minimum: 1, objects: expected, total: 3)])
+        } catch let error as MigrationError where error.code == .dataCheckFailed {
+            #expect(error.diagnostics == [.tooFewLinks(entity: "Pet", relationship: "owners", minimum: 1, objects: expected, total: 3)])
         }
         try Self.expectIntact(dir.store, v1, oracle)
     }

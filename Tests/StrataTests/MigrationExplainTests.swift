@@ -26,9 +26,9 @@ import Testing
         #expect(explanation.steps.allSatisfy { !$0.isCustom && $0.diagnostics.isEmpty && $0.mapping != nil })
 
         let first = explanation.steps[0]
-        #expect(first.recordCounts["Entry"] == 400)
-        #expect(first.recordCounts["Folder"] == 10)
-        #expect(first.recordCounts["Label"] == 16)
+        #expect(first.recordCounts["Entry"]?.value == 400)
+        #expect(first.recordCounts["Folder"]?.value == 10)
+        #expect(first.recordCounts["Label"]?.value == 16)
         // v1 → v2 builds the headline index (reads every entry) and rewrites nothing.
         #expect(first.recordsTouched == 400)
         #expect(first.tasks.contains("index Entry.headline"))
@@ -44,7 +44,7 @@ import Testing
         #expect(explanation.steps[1].recordsTouched == 400)
         #expect(explanation.steps[2].recordsTouched == 416)
         #expect(explanation.steps[3].recordsTouched == 800)  // the to-one check reads every entry, then the rewrite
-        #expect(explanation.steps[1].recordCounts["Tag"] == 16)
+        #expect(explanation.steps[1].recordCounts["Tag"]?.value == 16)
         #expect(explanation.steps[2].mapping?.entities.contains { $0.sourceName == "Note" && $0.isRemoved } == true)
 
         let text = explanation.description

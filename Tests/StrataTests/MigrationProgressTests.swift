@@ -98,8 +98,9 @@ import Testing
         do {
             _ = try await stopping.run()
             Issue.record("the migration did not stop")
-        } catch let MigrationError.stopped(source, destination) {
-            #expect(source == "v2" && destination == "v3")
+        } catch let error as MigrationError where error.code == .stopped {
+            #expect(error.sourceVersion == "v2" && error.destinationVersion == "v3")
+            #expect(error.storeState == .migrating(source: "v2", destination: "v3"))
         }
         let migrator = Migrator(url: dir.store, plan: try JournalChain.plan(), configuration: StoreConfiguration(migration: Self.options()))
         // The store is still usable at the version it had reached, with a migration recorded in progress …

@@ -65,8 +65,8 @@ import Testing
                 try ctx.insert("Tag", ["name": existing])
             }
             Issue.record("a duplicate unique value was accepted")
-        } catch let StoreError.uniqueConstraintViolation(entity, attribute, _, _) {
-            #expect(entity == "Tag" && attribute == "name")
+        } catch let error as StoreError where error.code == .uniqueConstraintViolation {
+            #expect(error.entity == "Tag" && error.attribute == "name")
         }
         #expect(try oracle.mismatches(in: store) == [])
     }

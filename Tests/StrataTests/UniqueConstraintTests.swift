@@ -30,11 +30,10 @@ import Testing
             _ = try store.write { try $0.insert("User", ["email": "b@example.com", "badge": 7]) }
             Issue.record("accepted a duplicate badge")
         } catch let error as StoreError {
-            guard case .uniqueConstraintViolation(let entity, let attribute, let value, let existing) = error else {
+            guard error.code == .uniqueConstraintViolation else {
                 Issue.record("\(error)"); return
             }
-            #expect(entity == "User" && attribute == "badge" && existing == first)
-            #expect(value.contains("7"))
+            #expect(error.entity == "User" && error.attribute == "badge" && error.existingObjectID == first)
             #expect(error.description.contains("7") && error.description.contains("badge") && error.description.contains("\(first)"))
         }
         // Uniqueness is per entity.

@@ -1,4 +1,3 @@
-import CStrataLMDB
 import Foundation
 
 /// A schema bound to a store: each entity with its catalog entry, layouts and LMDB database handles.
@@ -12,7 +11,7 @@ final class BoundModel: Sendable {
     let entities: [EntityBinding]
     private let entityIndex: [String: Int]
 
-    init(schema: Schema, catalog: Catalog, generation: UInt64, meta: MetaTable, handles: [String: MDB_dbi],
+    init(schema: Schema, catalog: Catalog, generation: UInt64, meta: MetaTable, handles: [String: DatabaseHandle],
          withoutIndexesFor unindexed: Set<String> = []) throws(DecodeFailure) {
         self.schema = schema
         self.catalog = catalog
@@ -79,7 +78,7 @@ struct RelationshipBinding: Sendable {
     let name: String
     let position: Int
     let entityPosition: Int
-    let dbi: MDB_dbi
+    let dbi: DatabaseHandle
     let destination: Int
     let inversePosition: Int
     let isToMany: Bool
@@ -89,7 +88,7 @@ struct RelationshipBinding: Sendable {
 }
 
 struct IndexBinding: Sendable {
-    let dbi: MDB_dbi
+    let dbi: DatabaseHandle
     let isUnique: Bool
     let attribute: Int
 }
@@ -99,7 +98,7 @@ final class EntityBinding: Sendable {
     let entity: Entity
     let name: String
     let tag: UInt32
-    let dbi: MDB_dbi
+    let dbi: DatabaseHandle
     let attributeNames: [String]
     /// The UTF-8 length of each attribute name (``position(of:)`` compares lengths before names).
     let attributeNameLengths: [Int]
@@ -119,7 +118,7 @@ final class EntityBinding: Sendable {
     let indexes: [IndexBinding]
 
     init(position: Int, entity: Entity, schema: Schema, catalog: Catalog, entityIndex: [String: Int],
-         handles: [String: MDB_dbi], indexed: Bool = true) throws(DecodeFailure) {
+         handles: [String: DatabaseHandle], indexed: Bool = true) throws(DecodeFailure) {
         guard let entry = catalog.entity(named: entity.name) else {
             throw DecodeFailure("the catalog has no entity \(entity.name)")
         }

@@ -1,4 +1,3 @@
-import CStrataLMDB
 import Foundation
 
 /// Keys of the `meta` database. Every value is wrapped in a checksummed envelope.
@@ -43,7 +42,7 @@ enum MetaEnvelope {
 
 /// Reads and writes metadata values in a transaction.
 struct MetaTable {
-    let dbi: MDB_dbi
+    let dbi: DatabaseHandle
     let path: String
 
     static let databaseName = "meta"

@@ -19,8 +19,9 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
         /// Whether any record is rewritten (otherwise the step changes metadata, and reads records only to
         /// check them or build indexes).
         public var rewritesRecords: Bool
-        /// Objects per source entity at the step's start (estimated after a custom step: nil).
-        public var recordCounts: [String: Int?]
+        /// Objects per source entity at the step's start: exact for the store's own entities and for what
+        /// lightweight steps carry over, estimated for what a custom stage creates (see ``ObjectCount``).
+        public var recordCounts: [String: ObjectCount]
         /// Records the step reads or writes (rewrites, checks, index builds, policy passes) that are known
         /// before it runs; objects a custom stage creates add to it (see ``recordsTouchedIsLowerBound``).
         public var recordsTouched: Int
@@ -29,6 +30,27 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
         /// How each destination entity is produced: `"metadata"` (same records, new metadata), `"rewritten"`
         /// (every record rewritten), or `"created"` (by a custom stage's policies, or a new entity).
         public var entityHandling: [String: String]
+    }
+
+    /// How many objects an entity has at a step's start: counted in the store, or estimated for entities a
+    /// custom stage of an earlier step creates (one object per object of each source entity mapped to it,
+    /// which is what most policies make; ``basis`` says which).
+    public struct ObjectCount: Sendable, Hashable, CustomStringConvertible {
+        /// The count, or the estimate.
+        public var value: Int
+        /// Why the count is an estimate (nil for a count read from the store or carried over exactly).
+        public var basis: String?
+        public var isEstimate: Bool { basis != nil }
+
+        public init(_ value: Int, basis: String? = nil) {
+            self.value = value
+            self.basis = basis
+        }
+
+        public var description: String {
+            let objects = "\(value) object\(value == 1 ? "" : "s")"
+            return basis.map { "about \(objects), estimated: \($0)" } ?? objects
+        }
     }
 
     /// The store's version, and whether it is already at the app's.
@@ -52,10 +74,7 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
                 continue
             }
             for entity in step.mapping?.entities ?? [] {
-                let count: String = {
-                    guard let s = entity.sourceName, let c = step.recordCounts[s] else { return "" }
-                    return c.map { " (\($0) object\($0 == 1 ? "" : "s"))" } ?? " (? objects)"
-                }()
+                let count = entity.sourceName.flatMap { step.recordCounts[$0] }.map { " (\($0))" } ?? ""
                 switch (entity.sourceName, entity.destinationName) {
                 case (nil, let d?): lines.append("  \(d): added")
                 case (let s?, nil): lines.append("  \(s)\(count): removed")
@@ -99,14 +118,23 @@ extension Store {
         let driver = MigrationDriver(environment: environment, schema: schema, plan: effectivePlan, configuration: configuration)
         let header = try driver.readHeader()
         let recorded = try environment.read { try header.recordedSchema(in: $0) }
-        var counts: [String: Int?] = try environment.read { txn in
-            var out: [String: Int?] = [:]
+        var counts: [String: MigrationExplanation.ObjectCount] = try environment.read { txn in
+            var out: [String: MigrationExplanation.ObjectCount] = [:]
             for e in header.catalog.entities {
-                if let dbi = try txn.openDatabase(e.database, flags: 0, create: false) { out[e.name] = try txn.entryCount(dbi) }
+                if let dbi = try txn.openDatabase(e.database, flags: 0, create: false) {
+                    out[e.name] = MigrationExplanation.ObjectCount(try txn.entryCount(dbi))
+                }
             }
             return out
         }
-        guard case .migrate(let targets) = try driver.decide(header) else {
+        let decision: MigrationDriver.Decision
+        do {
+            decision = try driver.decide(header)
+        } catch var error as MigrationError {
+            error.storeState = driver.storeState()
+            throw error
+        }
+        guard case .migrate(let targets) = decision else {
             return MigrationExplanation(storeVersion: header.identity.versionIdentifier, isUpToDate: true, steps: [])
         }
         var steps: [MigrationExplanation.Step] = []
@@ -136,7 +164,12 @@ extension Store {
                     default: entity = nil
                     }
                     if let entity {
-                        if let c = counts[entity], let c { touched += c } else { lowerBound = true }
+                        if let c = counts[entity] {
+                            touched += c.value
+                            if c.isEstimate { lowerBound = true }
+                        } else {
+                            lowerBound = true
+                        }
                     }
                 }
                 steps.append(MigrationExplanation.Step(
@@ -151,17 +184,11 @@ extension Store {
                         case .built: "created"
                         }
                     }))
-                var next: [String: Int?] = [:]
-                for e in mapping.entities {
-                    guard let d = e.destinationName else { continue }
-                    if stepPlan.kinds[d] == .built { next[d] = e.sourceName == nil && !isCustom ? 0 : Int?.none }
-                    else { next[d] = e.sourceName.flatMap { counts[$0] } ?? 0 }
-                }
-                counts = next
+                counts = nextCounts(counts, mapping: mapping, kinds: stepPlan.kinds, stage: stage, step: source.versionIdentifier + " → " + target.versionIdentifier)
                 catalog = stepPlan.destinationCatalog
             } catch let error as MigrationError {
                 var diagnostics: [MigrationDiagnostic] = []
-                if case .cannotInfer(_, _, let d) = error { diagnostics = d }
+                if error.code == .cannotInfer { diagnostics = error.diagnostics }
                 steps.append(MigrationExplanation.Step(
                     source: source.versionIdentifier, destination: target.versionIdentifier, isCustom: isCustom,
                     mapping: nil, diagnostics: diagnostics, tasks: [], rewritesRecords: false, recordCounts: counts,
@@ -172,5 +199,32 @@ extension Store {
             source = target
         }
         return MigrationExplanation(storeVersion: header.identity.versionIdentifier, isUpToDate: false, steps: steps)
+    }
+
+    /// The object counts after a step: carried over for entities that keep their objects, zero for new
+    /// entities, and for entities a custom stage creates, one object per object of every source entity whose
+    /// mapping creates them (an estimate: a policy may create more, fewer, or none).
+    private static func nextCounts(_ counts: [String: MigrationExplanation.ObjectCount], mapping: InferredMapping,
+                                   kinds: [String: StepPlan.EntityKind], stage: MigrationStage?, step: String) -> [String: MigrationExplanation.ObjectCount] {
+        var next: [String: MigrationExplanation.ObjectCount] = [:]
+        for e in mapping.entities {
+            guard let d = e.destinationName else { continue }
+            guard kinds[d] == .built else {
+                next[d] = e.sourceName.flatMap { counts[$0] } ?? MigrationExplanation.ObjectCount(0)
+                continue
+            }
+            var total = 0
+            var sources: [String] = []
+            for m in (stage?.passes ?? []).flatMap({ $0 }) {
+                let matched = mapping.entities.first { $0.sourceName == m.sourceEntity }?.destinationName
+                guard m.destinationEntities.contains(d) || matched == d else { continue }
+                total += counts[m.sourceEntity]?.value ?? 0
+                sources.append(m.sourceEntity)
+            }
+            next[d] = sources.isEmpty
+                ? MigrationExplanation.ObjectCount(0)
+                : MigrationExplanation.ObjectCount(total, basis: "one per \(sources.joined(separator: " and ")) object of the custom stage \(step)")
+        }
+        return next
     }
 }

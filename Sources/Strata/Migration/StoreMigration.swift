@@ -38,9 +38,14 @@ extension Store {
         return try StoreOpener.withExistingEnvironment(at: url, configuration: configuration, schemas: [schema] + effectivePlan.schemas) { environment, configuration in
             let driver = MigrationDriver(environment: environment, schema: schema, plan: effectivePlan, configuration: configuration)
             let header = try driver.readHeader()
-            switch try driver.decide(header) {
-            case .upToDate: return [header.identity.versionIdentifier]
-            case .migrate(let targets): return [header.identity.versionIdentifier] + targets.map(\.versionIdentifier)
+            do {
+                switch try driver.decide(header) {
+                case .upToDate: return [header.identity.versionIdentifier]
+                case .migrate(let targets): return [header.identity.versionIdentifier] + targets.map(\.versionIdentifier)
+                }
+            } catch var error as MigrationError {
+                error.storeState = driver.storeState()
+                throw error
             }
         }
     }

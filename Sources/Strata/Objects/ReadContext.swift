@@ -1,4 +1,3 @@
-import CStrataLMDB
 import Foundation
 
 /// Reads objects inside ``Store/read(_:)``: a consistent snapshot of the store, unaffected by writes that

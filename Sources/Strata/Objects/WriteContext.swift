@@ -1,4 +1,3 @@
-import CStrataLMDB
 import Foundation
 
 /// Reads and changes objects inside ``Store/write(_:)``. Everything done through it commits together when
@@ -310,7 +309,7 @@ public final class WriteContext: ReadContext {
         return try exists(id, binding)
     }
 
-    func putLinkEntry(_ dbi: MDB_dbi, _ source: UInt64, _ target: UInt64) throws -> Bool {
+    func putLinkEntry(_ dbi: DatabaseHandle, _ source: UInt64, _ target: UInt64) throws -> Bool {
         try ObjectKey.with(source) { k in
             try ObjectKey.with(target) { v in
                 // Links of new objects arrive in key order: append them when they do (LMDB checks the order
@@ -322,7 +321,7 @@ public final class WriteContext: ReadContext {
         }
     }
 
-    func removeLinkEntry(_ dbi: MDB_dbi, _ source: UInt64, _ target: UInt64) throws {
+    func removeLinkEntry(_ dbi: DatabaseHandle, _ source: UInt64, _ target: UInt64) throws {
         try ObjectKey.with(source) { k in
             try ObjectKey.with(target) { v in _ = try txn.delete(dbi, key: k, value: v) }
         }

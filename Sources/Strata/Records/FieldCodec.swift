@@ -142,26 +142,3 @@ enum FieldCodec {
         return try decode(type, from: &r)
     }
 }
-
-extension Value {
-    /// The attribute type that stores this value as it is (nil for null). Codable values carry no type
-    /// name: they are stored under a placeholder, the field type decides on reading.
-    var storageType: AttributeType? {
-        switch self {
-        case .null: nil
-        case .int64: .int64
-        case .int32: .int32
-        case .int16: .int16
-        case .double: .double
-        case .float: .float
-        case .bool: .bool
-        case .string: .string
-        case .date: .date
-        case .data: .data
-        case .uuid: .uuid
-        case .url: .url
-        case .decimal: .decimal
-        case .codable: .codable("_")
-        }
-    }
-}

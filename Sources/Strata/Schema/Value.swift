@@ -49,7 +49,7 @@ public enum Value: Sendable {
     /// Decodes a ``codable(_:)`` value; throws ``StoreError/typeMismatch(expected:actual:)`` for any other case.
     public func decode<T: Decodable>(_ type: T.Type) throws -> T {
         guard case .codable(let data) = self else {
-            throw StoreError.typeMismatch(expected: "codable", actual: caseName)
+            throw StoreError.typeMismatch(expected: "a codable value", actual: caseName)
         }
         return try JSONDecoder().decode(T.self, from: data)
     }
@@ -87,25 +87,9 @@ public enum Value: Sendable {
     public var urlValue: URL? { if case .url(let v) = self { v } else { nil } }
     public var decimalValue: Decimal? { if case .decimal(let v) = self { v } else { nil } }
 
-    /// The name of the case, as used in error messages and JSON (`"int64"`, `"null"`, …).
-    public var caseName: String {
-        switch self {
-        case .null: "null"
-        case .int64: "int64"
-        case .int32: "int32"
-        case .int16: "int16"
-        case .double: "double"
-        case .float: "float"
-        case .bool: "bool"
-        case .string: "string"
-        case .date: "date"
-        case .data: "data"
-        case .uuid: "uuid"
-        case .url: "url"
-        case .decimal: "decimal"
-        case .codable: "codable"
-        }
-    }
+    /// The name of the case, as used in error messages and JSON (`"int64"`, `"null"`, …): the name of the
+    /// attribute type that stores it (``AttributeType/name``), or `"null"`.
+    public var caseName: String { storageType?.name ?? "null" }
 
     /// Orders two values for sorting: numbers numerically (across integer and floating cases; NaN after
     /// every number, the same as any other NaN), strings by Unicode scalar order, dates chronologically,
@@ -243,5 +227,28 @@ enum CanonicalJSON {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(value)
+    }
+}
+
+extension Value {
+    /// The attribute type that stores this value as it is (nil for null). Codable values carry no type
+    /// name: they are stored under a placeholder, the field type decides on reading.
+    var storageType: AttributeType? {
+        switch self {
+        case .null: nil
+        case .int64: .int64
+        case .int32: .int32
+        case .int16: .int16
+        case .double: .double
+        case .float: .float
+        case .bool: .bool
+        case .string: .string
+        case .date: .date
+        case .data: .data
+        case .uuid: .uuid
+        case .url: .url
+        case .decimal: .decimal
+        case .codable: .codable("_")
+        }
     }
 }

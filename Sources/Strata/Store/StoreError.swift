@@ -2,216 +2,391 @@ import Foundation
 
 /// An error from a store: opening it, reading or writing objects, or the storage underneath.
 ///
-/// Every case's ``description`` says what happened and, where something can be done, what to do.
+/// A `StoreError` is a ``code`` (what kind of failure, to branch on), a ``description`` that says what
+/// happened and what to do next, and the details that apply (``path``, ``entity``, ``attribute``,
+/// ``objectID``, …). New codes can be added in any release without breaking a `switch`: switch over
+/// ``code`` with a `default` case, as with swift-system's `Errno`.
+///
+/// ```swift
+/// do {
+///     try store.write { try $0.insert("User", ["email": "a@example.com"]) }
+/// } catch let error as StoreError where error.code == .uniqueConstraintViolation {
+///     print("taken by \(error.existingObjectID!)")
+/// }
+/// ```
+///
 /// Errors never leave a store half-written: a write transaction that throws is rolled back whole.
 ///
 /// ## Topics
-/// ### Opening a store
-/// - ``notFound(path:)``
-/// - ``parentDirectoryMissing(path:)``
-/// - ``notAStore(path:reason:)``
-/// - ``corrupted(path:reason:)``
-/// - ``unsupportedFormat(path:found:supported:)``
-/// - ``migrationRequired(from:to:)``
-/// - ``storeNewerThanModel(store:app:)``
-/// - ``schemaMismatch(version:)``
-/// - ``migrationInProgress(ownerPID:)``
-/// - ``usedAfterFork``
-/// ### Objects
-/// - ``unknownEntity(_:)``
-/// - ``unknownAttribute(entity:name:)``
-/// - ``unknownRelationship(entity:name:)``
-/// - ``invalidValue(entity:attribute:expected:actual:)``
-/// - ``missingRequiredValue(entity:attribute:)``
-/// - ``objectNotFound(entity:id:)``
-/// - ``uniqueConstraintViolation(entity:attribute:value:existing:)``
-/// - ``deleteDenied(entity:id:relationship:count:)``
-/// - ``relationshipCountViolation(entity:id:relationship:count:minCount:maxCount:)``
-/// - ``corruptedRecord(entity:id:reason:)``
-/// ### Storage
-/// - ``mapFull(mapSize:ceiling:)``
-/// - ``mapGrowthBlocked(mapSize:)``
-/// - ``addressSpaceExhausted(requestedMapSize:)``
-/// - ``diskFull(operation:)``
-/// - ``ioError(errno:operation:)``
-/// - ``lmdb(code:name:operation:message:)``
-public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+/// ### What failed
+/// - ``code``
+/// - ``Code``
+/// - ``description``
+/// ### Details
+/// - ``path``
+/// - ``entity``
+/// - ``attribute``
+/// - ``relationship``
+/// - ``objectID``
+/// - ``existingObjectID``
+/// - ``storeVersion``
+/// - ``modelVersion``
+/// - ``processID``
+/// - ``reason``
+/// - ``corruption``
+/// - ``systemError``
+/// - ``lmdbCode``
+/// - ``operation``
+public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of failure an error is. Compare with the static members (`error.code == .notFound`); a
+    /// `switch` over codes needs a `default` case, since later releases may add codes.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, as in `StoreError.Code.notFound` (`"notFound"`).
+        public let name: String
+        init(_ name: String) { self.name = name }
+        public var description: String { name }
+
+        // Opening a store
+        /// No store exists at the path and the open did not allow creating one.
+        public static let notFound = Code("notFound")
+        /// The directory that would hold a new store (or a backup) does not exist.
+        public static let parentDirectoryMissing = Code("parentDirectoryMissing")
+        /// The path holds something that is not a Strata store.
+        public static let notAStore = Code("notAStore")
+        /// The store's files are damaged (see ``StoreError/corruption``).
+        public static let corrupted = Code("corrupted")
+        /// The store was written in a format this version of Strata cannot read.
+        public static let unsupportedFormat = Code("unsupportedFormat")
+        /// The store was written by another model version and must be migrated first.
+        public static let migrationRequired = Code("migrationRequired")
+        /// The store was written by a newer model than any this app knows.
+        public static let storeNewerThanModel = Code("storeNewerThanModel")
+        /// The store records a version identifier the app knows, with other version hashes.
+        public static let schemaMismatch = Code("schemaMismatch")
+        /// Another process (or handle) is migrating the store.
+        public static let migrationInProgress = Code("migrationInProgress")
+        /// The store was migrated since this handle opened it.
+        public static let modelChanged = Code("modelChanged")
+        /// The store was opened before `fork()` and used in the child.
+        public static let usedAfterFork = Code("usedAfterFork")
+        /// The handle was closed.
+        public static let closed = Code("closed")
+
+        // Objects
+        /// The model has no entity of that name.
+        public static let unknownEntity = Code("unknownEntity")
+        /// The entity has no attribute of that name.
+        public static let unknownAttribute = Code("unknownAttribute")
+        /// The entity has no relationship of that name.
+        public static let unknownRelationship = Code("unknownRelationship")
+        /// A value of the wrong type for an attribute.
+        public static let invalidValue = Code("invalidValue")
+        /// A value of the wrong kind where another was expected.
+        public static let typeMismatch = Code("typeMismatch")
+        /// A required attribute was left null.
+        public static let missingRequiredValue = Code("missingRequiredValue")
+        /// No object of the entity has that identifier.
+        public static let objectNotFound = Code("objectNotFound")
+        /// Another object already has this value of a unique attribute.
+        public static let uniqueConstraintViolation = Code("uniqueConstraintViolation")
+        /// A relationship with the deny rule still links the object.
+        public static let deleteDenied = Code("deleteDenied")
+        /// A relationship's minimum or maximum count is not met.
+        public static let relationshipCountViolation = Code("relationshipCountViolation")
+        /// A stored record could not be decoded.
+        public static let corruptedRecord = Code("corruptedRecord")
+        /// A key (an indexed value or a lookup key) is longer than the store can index.
+        public static let keyTooLong = Code("keyTooLong")
+        /// A record is larger than a store value may be.
+        public static let valueTooLarge = Code("valueTooLarge")
+
+        // Transactions
+        /// A write transaction was started inside another on the same thread.
+        public static let nestedWriteTransaction = Code("nestedWriteTransaction")
+        /// A context, cursor or query was used after its transaction ended.
+        public static let transactionEnded = Code("transactionEnded")
+        /// The store was opened read-only.
+        public static let readOnly = Code("readOnly")
+        /// One write transaction changed more pages than LMDB can hold (`MDB_TXN_FULL`).
+        public static let transactionTooLarge = Code("transactionTooLarge")
+
+        // Storage
+        /// The store reached its configured maximum size.
+        public static let mapFull = Code("mapFull")
+        /// The map cannot grow while a read transaction of this process stays open.
+        public static let mapGrowthBlocked = Code("mapGrowthBlocked")
+        /// The process's address space cannot hold a map of the size needed.
+        public static let addressSpaceExhausted = Code("addressSpaceExhausted")
+        /// The disk is full.
+        public static let diskFull = Code("diskFull")
+        /// The operating system reported an I/O error.
+        public static let ioError = Code("ioError")
+        /// The process may not read or write the store's files.
+        public static let permissionDenied = Code("permissionDenied")
+        /// Too many readers at once (`MDB_READERS_FULL`).
+        public static let readersFull = Code("readersFull")
+        /// LMDB reported a fatal error (`MDB_PANIC`); the store must be opened again.
+        public static let needsReopen = Code("needsReopen")
+        /// Any other LMDB error (see ``StoreError/lmdbCode``).
+        public static let lmdb = Code("lmdb")
+
+        /// Whether the code is a failure of the environment (disk, memory, the map, LMDB) rather than of the
+        /// request: retrying later, or after fixing the machine, can succeed with the same input.
+        public var isEnvironmental: Bool {
+            switch self {
+            case .diskFull, .ioError, .mapFull, .mapGrowthBlocked, .addressSpaceExhausted, .readersFull, .needsReopen,
+                 .lmdb, .transactionTooLarge, .closed, .usedAfterFork, .permissionDenied, .corrupted:
+                true
+            default:
+                false
+            }
+        }
+    }
+
+    /// What kind of failure this is.
+    public let code: Code
+    /// What happened and, where something can be done, what to do.
+    public let description: String
+
+    /// The store's (or another file's) path, when the error concerns one.
+    public internal(set) var path: String? = nil
+    /// The entity concerned.
+    public internal(set) var entity: String? = nil
+    /// The attribute concerned (or, for ``Code-swift.struct/typeMismatch``, what was expected).
+    public internal(set) var attribute: String? = nil
+    /// The relationship concerned.
+    public internal(set) var relationship: String? = nil
+    /// The object concerned.
+    public internal(set) var objectID: ObjectID? = nil
+    /// For ``Code-swift.struct/uniqueConstraintViolation``: the object that already has the value.
+    public internal(set) var existingObjectID: ObjectID? = nil
+    /// The model version the store records (migration-related codes).
+    public internal(set) var storeVersion: String? = nil
+    /// The app's model version (migration-related codes).
+    public internal(set) var modelVersion: String? = nil
+    /// The process concerned (``Code-swift.struct/migrationInProgress``: the one migrating, when known).
+    public internal(set) var processID: Int32? = nil
+    /// Why a record or a file could not be read (``Code-swift.struct/corruptedRecord``,
+    /// ``Code-swift.struct/notAStore``).
+    public internal(set) var reason: String? = nil
+    /// What is damaged, for ``Code-swift.struct/corrupted``.
+    public internal(set) var corruption: CorruptionReason? = nil
+    /// The `errno` of a system call, for I/O errors.
+    public internal(set) var systemError: Int32? = nil
+    /// LMDB's return code, for errors LMDB reported.
+    public internal(set) var lmdbCode: Int32? = nil
+    /// The operation that failed (`mdb_txn_commit`, `fsync the backup copy`, …).
+    public internal(set) var operation: String? = nil
+
+    init(_ code: Code, _ description: String) {
+        self.code = code
+        self.description = description
+    }
+
+    private func with(_ change: (inout StoreError) -> Void) -> StoreError {
+        var copy = self
+        change(&copy)
+        return copy
+    }
+
     // MARK: Opening
 
     /// No store exists at the path and the open did not allow creating one.
-    case notFound(path: String)
+    public static func notFound(path: String) -> StoreError {
+        StoreError(.notFound, "No store exists at \(path); open it with createIfMissing (the default), or make one with `strata create`.")
+            .with { $0.path = path }
+    }
+
     /// The directory that would hold a new store (or a backup) does not exist; nothing was created.
-    case parentDirectoryMissing(path: String)
+    public static func parentDirectoryMissing(path: String) -> StoreError {
+        StoreError(.parentDirectoryMissing, "The directory \(path) does not exist; create it first (Strata creates the store's own directory, not its parents).")
+            .with { $0.path = path }
+    }
+
     /// The path holds something that is not a Strata store.
-    case notAStore(path: String, reason: String)
+    public static func notAStore(path: String, reason: String) -> StoreError {
+        StoreError(.notAStore, "\(path) is not a Strata store: \(reason); check the path.").with { $0.path = path; $0.reason = reason }
+    }
+
     /// The store's files are damaged.
-    case corrupted(path: String, reason: CorruptionReason)
+    public static func corrupted(path: String, reason: CorruptionReason) -> StoreError {
+        StoreError(.corrupted, "The store at \(path) is damaged: \(reason); nothing was written to it. Restore it from a backup; `strata verify` lists what can still be read.")
+            .with { $0.path = path; $0.corruption = reason }
+    }
+
     /// The store was written in a format this version of Strata cannot read.
-    case unsupportedFormat(path: String, found: String, supported: String)
-    /// The store was written by another model version and must be migrated first. `from` is the version
-    /// identifier the store records, `to` the app's.
-    case migrationRequired(from: String, to: String)
+    public static func unsupportedFormat(path: String, found: String, supported: String) -> StoreError {
+        StoreError(.unsupportedFormat, "The store at \(path) has format \(found); this version of Strata reads \(supported); nothing was written to it. Update the app or the strata tool.")
+            .with { $0.path = path }
+    }
+
+    /// The store was written by model `from` and must be migrated to the app's model `to`.
+    public static func migrationRequired(from: String, to: String) -> StoreError {
+        StoreError(.migrationRequired, "The store was written by model \(from) and must be migrated to \(to); nothing was written to it. Open it with a migration plan, or call Store.migrate.")
+            .with { $0.storeVersion = from; $0.modelVersion = to }
+    }
+
     /// The store was written by a newer model than any this app knows; nothing was written to it.
-    case storeNewerThanModel(store: String, app: String)
-    /// The store records a model whose version identifier the app knows, but with other version hashes:
-    /// a frozen schema was changed after it shipped.
-    case schemaMismatch(version: String)
-    /// Another process is migrating the store.
-    case migrationInProgress(ownerPID: Int32?)
+    public static func storeNewerThanModel(store: String, app: String) -> StoreError {
+        StoreError(.storeNewerThanModel, "The store is at model \(store), newer than this app's newest model \(app); nothing was written to it. Update the app (or give the tool the model of \(store) or later).")
+            .with { $0.storeVersion = store; $0.modelVersion = app }
+    }
+
+    /// The store records a model whose version identifier the app knows, with other version hashes: a frozen
+    /// schema was changed after it shipped.
+    public static func schemaMismatch(version: String) -> StoreError {
+        StoreError(.schemaMismatch, "The store records model \(version) with other version hashes than the app's \(version): a shipped schema was changed; nothing was written to it. Restore the frozen schema, or give the changed model a new version identifier.")
+            .with { $0.storeVersion = version; $0.modelVersion = version }
+    }
+
+    /// Another process (or handle) is migrating the store.
+    public static func migrationInProgress(ownerPID: Int32?) -> StoreError {
+        StoreError(.migrationInProgress, "Another process\(ownerPID.map { " (pid \($0))" } ?? "") is migrating the store; try again when it is done (`strata info` shows its progress).")
+            .with { $0.processID = ownerPID }
+    }
+
     /// The store was migrated (by another handle or process) since this handle opened it: open it again.
-    case modelChanged(path: String)
+    public static func modelChanged(path: String) -> StoreError {
+        StoreError(.modelChanged, "The store at \(path) was migrated to another model since this handle opened it; open it again.")
+            .with { $0.path = path }
+    }
+
     /// The store was opened before `fork()` and used in the child; open it again in the child.
-    case usedAfterFork
-    /// The store was closed.
-    case closed
+    public static let usedAfterFork = StoreError(.usedAfterFork, "The store was opened before fork() and cannot be used in the child process; open it again in the child.")
+
+    /// The handle was closed.
+    public static let closed = StoreError(.closed, "The store was closed; open it again to use it.")
 
     // MARK: Objects
 
     /// The model has no entity of that name.
-    case unknownEntity(String)
+    public static func unknownEntity(_ name: String) -> StoreError {
+        StoreError(.unknownEntity, "The model has no entity named \(name).").with { $0.entity = name }
+    }
+
     /// The entity has no attribute of that name.
-    case unknownAttribute(entity: String, name: String)
+    public static func unknownAttribute(entity: String, name: String) -> StoreError {
+        StoreError(.unknownAttribute, "Entity \(entity) has no attribute named \(name).").with { $0.entity = entity; $0.attribute = name }
+    }
+
     /// The entity has no relationship of that name.
-    case unknownRelationship(entity: String, name: String)
+    public static func unknownRelationship(entity: String, name: String) -> StoreError {
+        StoreError(.unknownRelationship, "Entity \(entity) has no relationship named \(name).").with { $0.entity = entity; $0.relationship = name }
+    }
+
     /// A value of the wrong type for an attribute.
-    case invalidValue(entity: String, attribute: String, expected: String, actual: String)
-    /// A value of the wrong type where another was expected.
-    case typeMismatch(expected: String, actual: String)
+    public static func invalidValue(entity: String, attribute: String, expected: String, actual: String) -> StoreError {
+        StoreError(.invalidValue, "Attribute \(entity).\(attribute) holds \(expected) values; got \(actual).").with { $0.entity = entity; $0.attribute = attribute }
+    }
+
+    /// A value of the wrong kind where another was expected.
+    public static func typeMismatch(expected: String, actual: String) -> StoreError {
+        StoreError(.typeMismatch, "Expected \(expected); got \(actual).")
+    }
+
     /// A required attribute was left null.
-    case missingRequiredValue(entity: String, attribute: String)
+    public static func missingRequiredValue(entity: String, attribute: String) -> StoreError {
+        StoreError(.missingRequiredValue, "Attribute \(entity).\(attribute) is required; give it a value or a default.").with { $0.entity = entity; $0.attribute = attribute }
+    }
+
     /// No object of the entity has that identifier.
-    case objectNotFound(entity: String, id: ObjectID)
+    public static func objectNotFound(entity: String, id: ObjectID) -> StoreError {
+        StoreError(.objectNotFound, "No \(entity) object has the identifier \(id).").with { $0.entity = entity; $0.objectID = id }
+    }
+
     /// Another object already has this value of a unique attribute.
-    case uniqueConstraintViolation(entity: String, attribute: String, value: String, existing: ObjectID)
+    public static func uniqueConstraintViolation(entity: String, attribute: String, value: String, existing: ObjectID) -> StoreError {
+        StoreError(.uniqueConstraintViolation, "Attribute \(entity).\(attribute) is unique and object \(existing) already has the value \(value).")
+            .with { $0.entity = entity; $0.attribute = attribute; $0.existingObjectID = existing }
+    }
+
     /// The object cannot be deleted: a relationship with the deny rule still links it to `count` objects.
-    case deleteDenied(entity: String, id: ObjectID, relationship: String, count: Int)
+    public static func deleteDenied(entity: String, id: ObjectID, relationship: String, count: Int) -> StoreError {
+        StoreError(.deleteDenied, "\(entity) \(id) cannot be deleted: its relationship \(relationship) (delete rule deny) still links \(count) object\(count == 1 ? "" : "s").")
+            .with { $0.entity = entity; $0.objectID = id; $0.relationship = relationship }
+    }
+
     /// A relationship's minimum or maximum count is not met.
-    case relationshipCountViolation(entity: String, id: ObjectID, relationship: String, count: Int, minCount: Int?, maxCount: Int?)
+    public static func relationshipCountViolation(entity: String, id: ObjectID, relationship: String, count: Int, minCount: Int?, maxCount: Int?) -> StoreError {
+        StoreError(.relationshipCountViolation, "\(entity) \(id) has \(count) object\(count == 1 ? "" : "s") in \(relationship); the model allows \(minCount.map(String.init) ?? "0") to \(maxCount.map(String.init) ?? "any number").")
+            .with { $0.entity = entity; $0.objectID = id; $0.relationship = relationship }
+    }
+
     /// A stored record could not be decoded: its checksum does not match, or its bytes are not a record.
-    case corruptedRecord(entity: String, id: ObjectID, reason: String)
+    public static func corruptedRecord(entity: String, id: ObjectID, reason: String) -> StoreError {
+        StoreError(.corruptedRecord, "The stored \(entity) \(id) is damaged (\(reason)); it cannot be read. `strata verify` lists every damaged record.")
+            .with { $0.entity = entity; $0.objectID = id; $0.reason = reason }
+    }
+
     /// A key (an indexed value or a lookup key) is longer than the store can index.
-    case keyTooLong(length: Int, maximum: Int)
+    public static func keyTooLong(length: Int, maximum: Int) -> StoreError {
+        StoreError(.keyTooLong, "A key of \(length) bytes is longer than the \(maximum) bytes the store can index.")
+    }
+
     /// A record is larger than a store value may be.
-    case valueTooLarge(size: Int, maximum: Int)
+    public static func valueTooLarge(size: Int, maximum: Int) -> StoreError {
+        StoreError(.valueTooLarge, "A record of \(size) bytes is larger than the \(maximum) bytes allowed.")
+    }
 
     // MARK: Transactions
 
     /// A write transaction was started inside another on the same thread.
-    case nestedWriteTransaction
+    public static let nestedWriteTransaction = StoreError(.nestedWriteTransaction, "A write transaction was started inside another on the same thread; do the work in the outer transaction.")
     /// A context, cursor or query was used after its transaction ended.
-    case transactionEnded
+    public static let transactionEnded = StoreError(.transactionEnded, "A context, cursor or query was used after its transaction ended; keep it inside the read or write closure.")
     /// The store was opened read-only.
-    case readOnly
+    public static let readOnly = StoreError(.readOnly, "The store was opened read-only; open it without `readOnly` to write or migrate.")
     /// A single write transaction changed more pages than LMDB can hold (`MDB_TXN_FULL`).
-    case transactionTooLarge
+    public static let transactionTooLarge = StoreError(.transactionTooLarge, "One write transaction changed too many pages (MDB_TXN_FULL); split the work into smaller transactions.")
 
     // MARK: Storage
 
     /// The store reached its configured maximum size.
-    case mapFull(mapSize: Int, ceiling: Int)
-    /// The store is full and its map cannot grow while a read transaction of this process stays open (LMDB
-    /// moves the map only when no transaction is active); the write was rolled back.
-    case mapGrowthBlocked(mapSize: Int)
-    /// The process's address space cannot hold a map of this size (`ENOMEM` from `mmap`: a low `ulimit -v`, or
-    /// a platform that limits virtual memory). Opening already retried with smaller maps, down to the store's
-    /// size; a write that needed a larger map was rolled back.
-    case addressSpaceExhausted(requestedMapSize: Int)
-    /// The disk is full.
-    case diskFull(operation: String)
-    /// The operating system reported an I/O error.
-    case ioError(errno: Int32, operation: String)
-    /// The process may not read or write the store's files.
-    case permissionDenied(path: String)
-    /// Too many readers at once (`MDB_READERS_FULL`), even after clearing readers of dead processes.
-    case readersFull
-    /// LMDB reported a fatal error (`MDB_PANIC`); the store must be opened again.
-    case needsReopen
-    /// Any other LMDB error.
-    case lmdb(code: Int32, name: String, operation: String, message: String)
+    public static func mapFull(mapSize: Int, ceiling: Int) -> StoreError {
+        StoreError(.mapFull, "The store is full: its map of \(mapSize) bytes reached the configured ceiling of \(ceiling) bytes; the write was rolled back. Raise StoreConfiguration.maximumMapSize.")
+    }
 
-    public var description: String {
-        switch self {
-        case .notFound(let path):
-            return "No store exists at \(path); open it with `create: true` (or `strata create`) to make one."
-        case .parentDirectoryMissing(let path):
-            return "The directory \(path) does not exist; create it first (Strata creates the store's own directory, not its parents)."
-        case .notAStore(let path, let reason):
-            return "\(path) is not a Strata store: \(reason)."
-        case .corrupted(let path, let reason):
-            return "The store at \(path) is damaged: \(reason). Restore it from a backup; `strata verify` lists what can still be read."
-        case .unsupportedFormat(let path, let found, let supported):
-            return "The store at \(path) has format \(found); this version of Strata reads \(supported). Update the app or the strata tool."
-        case .migrationRequired(let from, let to):
-            return "The store was written by model \(from) and must be migrated to \(to): open it with a migration plan, or call Store.migrate."
-        case .storeNewerThanModel(let store, let app):
-            return "The store was written by model \(store), newer than this app's newest model \(app); it was not changed. Update the app."
-        case .schemaMismatch(let version):
-            return "The store records model \(version) with other version hashes than the app's \(version): a shipped schema was changed. Restore the frozen schema, or give the changed model a new version identifier."
-        case .migrationInProgress(let pid):
-            return "Another process\(pid.map { " (pid \($0))" } ?? "") is migrating the store; open it again when that process is done."
-        case .modelChanged(let path):
-            return "The store at \(path) was migrated to another model since this handle opened it; open it again."
-        case .usedAfterFork:
-            return "The store was opened before fork() and cannot be used in the child process; open it again in the child."
-        case .closed:
-            return "The store was closed."
-        case .unknownEntity(let name):
-            return "The model has no entity named \(name)."
-        case .unknownAttribute(let entity, let name):
-            return "Entity \(entity) has no attribute named \(name)."
-        case .unknownRelationship(let entity, let name):
-            return "Entity \(entity) has no relationship named \(name)."
-        case .invalidValue(let entity, let attribute, let expected, let actual):
-            return "Attribute \(entity).\(attribute) holds \(expected) values; got \(actual)."
-        case .typeMismatch(let expected, let actual):
-            return "Expected a \(expected) value; got \(actual)."
-        case .missingRequiredValue(let entity, let attribute):
-            return "Attribute \(entity).\(attribute) is required; give it a value or a default."
-        case .objectNotFound(let entity, let id):
-            return "No \(entity) object has the identifier \(id)."
-        case .uniqueConstraintViolation(let entity, let attribute, let value, let existing):
-            return "Attribute \(entity).\(attribute) is unique and object \(existing) already has the value \(value)."
-        case .deleteDenied(let entity, let id, let relationship, let count):
-            return "\(entity) \(id) cannot be deleted: its relationship \(relationship) (delete rule deny) still links \(count) object\(count == 1 ? "" : "s")."
-        case .relationshipCountViolation(let entity, let id, let relationship, let count, let min, let max):
-            return "\(entity) \(id) has \(count) object\(count == 1 ? "" : "s") in \(relationship); the model allows \(min.map(String.init) ?? "0") to \(max.map(String.init) ?? "any number")."
-        case .corruptedRecord(let entity, let id, let reason):
-            return "The stored \(entity) \(id) is damaged (\(reason)); it cannot be read. `strata verify` lists every damaged record."
-        case .keyTooLong(let length, let maximum):
-            return "A key of \(length) bytes is longer than the \(maximum) bytes the store can index."
-        case .valueTooLarge(let size, let maximum):
-            return "A record of \(size) bytes is larger than the \(maximum) bytes allowed."
-        case .nestedWriteTransaction:
-            return "A write transaction was started inside another on the same thread; do the work in the outer transaction."
-        case .transactionEnded:
-            return "A context, cursor or query was used after its transaction ended; keep it inside the read or write closure."
-        case .readOnly:
-            return "The store was opened read-only."
-        case .transactionTooLarge:
-            return "One write transaction changed too many pages (MDB_TXN_FULL); split the work into smaller transactions."
-        case .mapFull(let size, let ceiling):
-            return "The store is full: its map of \(size) bytes reached the configured ceiling of \(ceiling) bytes. Raise StoreConfiguration.maximumMapSize."
-        case .mapGrowthBlocked(let size):
-            return "The store is full (its map holds \(size) bytes) and cannot grow while a read transaction of this process stays open; end long-running reads and try again, or open the store with a larger initialMapSize."
-        case .addressSpaceExhausted(let size):
-            return "The process cannot map \(size) bytes of address space (ENOMEM); raise its virtual memory limit (ulimit -v) or free address space, and try again. Committed work is intact."
-        case .diskFull(let operation):
-            return "The disk is full (\(operation)); free space and try again. Committed work is intact."
-        case .ioError(let code, let operation):
-            return "An I/O error occurred (\(operation): \(LMDBStatus.name(of: code))). Committed work is intact; check the disk."
-        case .permissionDenied(let path):
-            return "Permission denied for \(path); the process needs read and write access to the store's directory."
-        case .readersFull:
-            return "Too many concurrent readers (MDB_READERS_FULL); raise StoreConfiguration.maximumReaders."
-        case .needsReopen:
-            return "LMDB reported a fatal error (MDB_PANIC); close the store and open it again."
-        case .lmdb(_, let name, let operation, let message):
-            return "\(operation) failed with \(name): \(message)."
-        }
+    /// The store is full and its map cannot grow while a read transaction of this process stays open.
+    public static func mapGrowthBlocked(mapSize: Int) -> StoreError {
+        StoreError(.mapGrowthBlocked, "The store is full (its map holds \(mapSize) bytes) and cannot grow while a read transaction of this process stays open; the write was rolled back. End long-running reads and try again, or open the store with a larger initialMapSize.")
+    }
+
+    /// The process's address space cannot hold a map of this size (`ENOMEM` from `mmap`).
+    public static func addressSpaceExhausted(requestedMapSize: Int) -> StoreError {
+        StoreError(.addressSpaceExhausted, "The process cannot map \(requestedMapSize) bytes of address space (ENOMEM); raise its virtual memory limit (ulimit -v) or free address space, and try again. Committed work is intact.")
+    }
+
+    /// The disk is full.
+    public static func diskFull(operation: String) -> StoreError {
+        StoreError(.diskFull, "The disk is full (\(operation)); free space and try again. Committed work is intact.")
+            .with { $0.operation = operation; $0.systemError = ENOSPC }
+    }
+
+    /// The operating system reported an I/O error.
+    public static func ioError(errno code: Int32, operation: String) -> StoreError {
+        StoreError(.ioError, "An I/O error occurred (\(operation): \(LMDBStatus.name(of: code))). Committed work is intact; check the disk.")
+            .with { $0.operation = operation; $0.systemError = code }
+    }
+
+    /// The process may not read or write the store's files.
+    public static func permissionDenied(path: String) -> StoreError {
+        StoreError(.permissionDenied, "Permission denied for \(path); the process needs read and write access to the store's directory.")
+            .with { $0.path = path }
+    }
+
+    /// Too many readers at once (`MDB_READERS_FULL`), even after clearing readers of dead processes.
+    public static let readersFull = StoreError(.readersFull, "Too many concurrent readers (MDB_READERS_FULL); raise StoreConfiguration.maximumReaders.")
+
+    /// LMDB reported a fatal error (`MDB_PANIC`); the store must be opened again.
+    public static let needsReopen = StoreError(.needsReopen, "LMDB reported a fatal error (MDB_PANIC); close the store and open it again.")
+
+    /// Any other LMDB error.
+    public static func lmdb(code: Int32, name: String, operation: String, message: String) -> StoreError {
+        StoreError(.lmdb, "\(operation) failed with \(name): \(message).").with { $0.lmdbCode = code; $0.operation = operation }
     }
 }
 
-/// What is wrong with a damaged store's files.
+/// What is damaged in a store whose files are damaged.
 public enum CorruptionReason: Sendable, Hashable, CustomStringConvertible {
     /// `data.mdb` is empty, although the store exists (LMDB would silently start a new store).
     case emptyDataFile

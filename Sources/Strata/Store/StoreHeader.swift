@@ -1,4 +1,3 @@
-import CStrataLMDB
 import Foundation
 
 /// Strata's metadata as read at open: what wrote the store, the model identity, the state and the catalog.
@@ -65,7 +64,7 @@ struct StoreHeader {
 
     /// Opens every database the catalog names (in `txn`) and binds `schema` to them.
     func bind(_ schema: Schema, in txn: Transaction) throws -> BoundModel {
-        var handles: [String: MDB_dbi] = [:]
+        var handles: [String: DatabaseHandle] = [:]
         for name in catalog.entities.map(\.database) + catalog.relationships.map(\.database) + catalog.indexes.map(\.database) {
             guard let dbi = try txn.openDatabase(name, flags: BoundModel.databaseFlags(name), create: false) else {
                 throw StoreError.corrupted(path: meta.path, reason: .metadata("the database \(name) is missing"))

@@ -10,7 +10,7 @@ struct StoreOpener {
     func open(schema: Schema, plan: MigrationPlan?, removesDirectoryOnClose: Bool = false) throws -> Store {
         let environment = try acquireEnvironment(creatingFor: schema, databases: configuration.databases(for: [schema] + (plan?.schemas ?? [])))
         do {
-            let model = try StoreOpening.openModel(environment: environment.environment, isNewEnvironment: environment.isNew,
+            let model = try ModelAtOpen.bind(environment: environment.environment, isNewEnvironment: environment.isNew,
                                                    schema: schema, plan: plan, configuration: configuration)
             return Store(url: url, environment: environment.environment, model: model,
                          removesDirectoryOnClose: removesDirectoryOnClose, readOnly: configuration.readOnly)

@@ -1,4 +1,3 @@
-import CStrataLMDB
 import Foundation
 
 /// The result of ``Store/verify()``: every problem found reading every record, link and index entry.
@@ -114,12 +113,8 @@ extension Store {
                         report.add(.missingIndexEntry, binding.name, id, "\(binding.attributeNames[index.attribute]) = \(values[index.attribute]) is not indexed")
                     }
                 }
-            } catch let error as StoreError {
-                if case .corruptedRecord(_, _, let reason) = error {
-                    report.add(.corruptedRecord, binding.name, id, reason)
-                } else {
-                    throw error
-                }
+            } catch let error as StoreError where error.code == .corruptedRecord {
+                report.add(.corruptedRecord, binding.name, id, error.reason ?? error.description)
             }
             entry = try cursor.next()
         }
@@ -210,7 +205,7 @@ extension Store {
                 } else {
                     report.add(.staleIndexEntry, binding.name, id, "\(name): the index points to a missing object")
                 }
-            } catch StoreError.corruptedRecord {
+            } catch let error as StoreError where error.code == .corruptedRecord {
                 // Reported with the record.
             }
             if index.isUnique, key == previousKey, !IndexKey.isHashed(key) {

@@ -1,4 +1,4 @@
-import CStrataLMDB
+#if ReliabilityHooks
 import Foundation
 
 /// The decoders of everything Strata reads from disk, exposed for the reliability suite's malformed-input
@@ -264,3 +264,4 @@ public enum DecoderEntryPoints {
         }
     }
 }
+#endif

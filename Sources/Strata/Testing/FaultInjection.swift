@@ -4,17 +4,17 @@ import Synchronization
 import Glibc
 #endif
 
-/// Fault injection for Strata's own reliability tests (debug builds only).
+#if ReliabilityHooks
+/// Fault injection for Strata's own reliability tests: compiled only with the package trait
+/// `ReliabilityHooks` (which the nested packages `Reliability/` and `Fuzz/` enable), and inert until a test
+/// turns a fault on in its own process. A normal build of the library has none of it.
 ///
 /// Two kinds of faults:
 /// - an LMDB call that returns an error code instead of running (`MDB_MAP_FULL` from a put or a commit,
 ///   `MDB_READERS_FULL`, `EIO`, …), through ``failLMDB(_:code:after:times:)``;
 /// - named points in the migration engine (`batch.afterCommit`, `switch.beforeCommit`, …) where a child
-///   process kills itself, throws, or sleeps, set with ``setPoint(_:index:action:)`` or the environment
-///   variable `STRATA_FAULT=name:index:action[,…]` (index is a 0-based occurrence count in this process, or
-///   `*` for every occurrence; action is `kill`, `throw`, `exit`, or `sleep:<ms>`).
-///
-/// In release builds nothing is checked and these functions have no effect.
+///   process kills itself, throws, or sleeps, set with ``setPoint(_:index:action:)`` or, from a spec string
+///   such as a test child reads from its environment, ``configure(spec:)``.
 @_spi(Testing)
 public enum FaultInjection {
     /// LMDB calls that can be made to fail.
@@ -58,7 +58,6 @@ public enum FaultInjection {
 
     static let armed = Atomic<Bool>(false)
     static let state = Mutex(State())
-    private static let environmentLoaded = Atomic<Bool>(false)
 
     /// Makes the next `times` calls of `call`, after skipping `after` of them, return `code`.
     public static func failLMDB(_ call: Call, code: Int32, after: Int = 0, times: Int = 1) {
@@ -84,13 +83,15 @@ public enum FaultInjection {
         armed.store(false, ordering: .releasing)
     }
 
-    /// Reads `STRATA_FAULT` once per process.
-    static func loadEnvironmentOnce() {
-        guard !environmentLoaded.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        guard let spec = ProcessInfo.processInfo.environment["STRATA_FAULT"], !spec.isEmpty else { return }
+    /// Sets the fault points of a spec `name:index:action[,…]`: index is a 0-based occurrence count in this
+    /// process, or `*` for every occurrence; action is `kill`, `throw`, `exit[:code]`, or `sleep:<ms>`.
+    /// Returns the items it did not understand.
+    @discardableResult
+    public static func configure(spec: String) -> [String] {
+        var rejected: [String] = []
         for item in spec.split(separator: ",") {
             let parts = item.split(separator: ":", maxSplits: 2).map(String.init)
-            guard parts.count == 3 else { continue }
+            guard parts.count == 3 else { rejected.append(String(item)); continue }
             let index = parts[1] == "*" ? nil : Int(parts[1])
             let action: Action
             switch parts[2] {
@@ -98,16 +99,16 @@ public enum FaultInjection {
             case "throw": action = .throwError
             case let a where a.hasPrefix("exit"): action = .exit(Int32(a.dropFirst(5)) ?? 3)
             case let a where a.hasPrefix("sleep:"): action = .sleep(milliseconds: Int(a.dropFirst(6)) ?? 10)
-            default: continue
+            default: rejected.append(String(item)); continue
             }
             setPoint(parts[0], index: index, action: action)
         }
+        return rejected
     }
 
     /// The injected return code for an LMDB call, if a rule fires.
     @inline(__always)
     static func lmdbFault(_ call: Call) -> Int32? {
-        #if STRATA_FAULT_INJECTION
         guard armed.load(ordering: .acquiring) else { return nil }
         return state.withLock { s -> Int32? in
             for i in s.lmdbRules.indices where s.lmdbRules[i].call == call && s.lmdbRules[i].remaining > 0 {
@@ -117,16 +118,11 @@ public enum FaultInjection {
             }
             return nil
         }
-        #else
-        return nil
-        #endif
     }
 
     /// A named point in the engine; fires the configured action.
     @inline(__always)
     static func point(_ name: @autoclosure () -> String) throws {
-        #if STRATA_FAULT_INJECTION
-        loadEnvironmentOnce()
         guard armed.load(ordering: .acquiring) else { return }
         let name = name()
         let (action, trace) = state.withLock { s -> (Action?, (@Sendable (String) -> Void)?) in
@@ -143,6 +139,14 @@ public enum FaultInjection {
         case .throwError?: throw InjectedFault(point: name)
         case .sleep(let ms)?: usleep(useconds_t(ms * 1000))
         }
-        #endif
     }
 }
+#else
+/// Without the `ReliabilityHooks` trait (every build an app makes), fault points compile to nothing.
+enum FaultInjection {
+    enum Call { case beginTransaction, commit, get, put, cursorPut, cursorGet, delete, drop, openDatabase }
+
+    @inline(__always) static func lmdbFault(_ call: Call) -> Int32? { nil }
+    @inline(__always) static func point(_ name: @autoclosure () -> String) throws {}
+}
+#endif

@@ -1,4 +1,4 @@
-import CStrataLMDB
+#if ReliabilityHooks
 import Foundation
 
 /// Read-only views of a store's internals for Strata's reliability suite (`@_spi(Testing)`): the state of a
@@ -106,9 +106,7 @@ public enum ReliabilityProbe {
     /// names it), read through LMDB's read-only map.
     public static func recordLocations(at url: URL, entity: String) throws -> [RecordLocation] {
         try withEnvironment(url) { environment in
-            var stat = MDB_stat()
-            mdb_env_stat(environment.pointer, &stat)
-            let pageSize = Int(stat.ms_psize)
+            let pageSize = environment.info().pageSize
             return try environment.read { txn in
                 let header = try StoreHeader.read(in: txn, path: environment.path)
                 guard let entry = header.catalog.entity(named: entity),
@@ -172,3 +170,4 @@ public enum ReliabilityProbe {
         }
     }
 }
+#endif

@@ -1,4 +1,3 @@
-import CStrataLMDB
 import Foundation
 
 /// The automatic intermediate model of a custom stage, for one entity visited by ``ObjectScript``s: the

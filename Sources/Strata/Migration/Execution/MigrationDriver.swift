@@ -25,8 +25,35 @@ struct MigrationDriver {
 
     /// Brings the store to `schema` if it can, or throws the reason it cannot. Returns the number of steps
     /// run. `allowMigration` false makes any needed migration an error (`migratesAtOpen` off).
+    ///
+    /// A ``MigrationError`` leaves here with the state the store is really in, read back from the store.
     @discardableResult
     func bringUpToDate(allowMigration: Bool) throws -> Int {
+        do {
+            return try runSteps(allowMigration: allowMigration)
+        } catch var error as MigrationError {
+            error.storeState = storeState()
+            throw error
+        }
+    }
+
+    /// Where the store stands, as its metadata records it (for the errors of failed migrations).
+    func storeState() -> MigrationError.StoreState {
+        do {
+            return try environment.read { txn in
+                let header = try StoreHeader.read(in: txn, path: path)
+                if let journal = try header.meta.read(.journal, in: txn, MigrationJournal.decode) {
+                    if journal.currentTask == .didMigrate { return .switched(version: header.identity.versionIdentifier) }
+                    return .migrating(source: journal.sourceVersion, destination: journal.destinationVersion)
+                }
+                return .at(version: header.identity.versionIdentifier)
+            }
+        } catch {
+            return .unknown(reason: "\(error)")
+        }
+    }
+
+    private func runSteps(allowMigration: Bool) throws -> Int {
         var header = try readHeader()
         var resumed = 0
         if header.hasJournal || header.state.migrating {
@@ -44,6 +71,14 @@ struct MigrationDriver {
         case .migrate(let targets):
             guard allowMigration, !configuration.readOnly else {
                 throw StoreError.migrationRequired(from: header.identity.versionIdentifier, to: schema.versionIdentifier)
+            }
+            // Every step must be inferable (or have its stage) before anything is written: a refused
+            // migration leaves the store's files as they were, lock file included.
+            var source = try environment.read { try header.recordedSchema(in: $0) }
+            for target in targets {
+                _ = try inferMapping(source: source, destination: target,
+                                     stage: plan?.stage(from: source.versionIdentifier, to: target.versionIdentifier))
+                source = target
             }
             guard let lock = try MigrationLock.acquire(storePath: path) else {
                 throw StoreError.migrationInProgress(ownerPID: try journalOwner())

@@ -1,4 +1,3 @@
-import CStrataLMDB
 import Foundation
 import Logging
 
@@ -62,7 +61,7 @@ final class StepRunner {
         let rewritten = Set(kinds.compactMap { if case .rewritten = $0.value { $0.key } else { nil } })
         (source, destination, destinationForWrites) = try environment.read { txn in
             let source = try header.bind(sourceSchema, in: txn)
-            var handles: [String: MDB_dbi] = [:]
+            var handles: [String: DatabaseHandle] = [:]
             for name in destinationCatalog.entities.map(\.database) + destinationCatalog.relationships.map(\.database)
                 + destinationCatalog.indexes.map(\.database) {
                 guard let dbi = try txn.openDatabase(name, flags: BoundModel.databaseFlags(name), create: false) else {
@@ -141,11 +140,11 @@ final class StepRunner {
             do {
                 try runTask(task)
             } catch let error as MigrationError {
-                if case .stopped = error { throw error }
+                if error.code == .stopped { throw error }
                 try failed(error)
-            } catch let error as StoreError where !Self.isEnvironmental(error) {
-                try failed(.stageFailed(source: sourceVersion, destination: destinationVersion, entity: task.entity,
-                                        object: nil, underlying: error.description))
+            } catch let error as StoreError where !error.code.isEnvironmental {
+                try failed(.stageFailed(source: sourceVersion, destination: destinationVersion, phase: task.phase.rawValue,
+                                        entity: task.entity, object: nil, underlying: error))
             } catch let error as StoreError {
                 throw MigrationError.interrupted(source: sourceVersion, destination: destinationVersion,
                                                  phase: task.phase.rawValue, entity: task.entity, underlying: error)
@@ -155,7 +154,7 @@ final class StepRunner {
     }
 
     private func failed(_ error: MigrationError) throws -> Never {
-        if case .interrupted = error { throw error }
+        if error.code == .interrupted { throw error }
         if journal.currentTask == .didMigrate {
             // The store already switched: the didMigrate script is retried at the next open.
             throw error
@@ -163,16 +162,6 @@ final class StepRunner {
         logger.debug("migration step \(sourceVersion) → \(destinationVersion) rolled back: \(error)")
         try StepRunner.rollback(environment: environment, meta: meta, journal: journal, generation: sourceGeneration)
         throw error
-    }
-
-    static func isEnvironmental(_ error: StoreError) -> Bool {
-        switch error {
-        case .diskFull, .ioError, .mapFull, .mapGrowthBlocked, .readersFull, .needsReopen, .lmdb, .transactionTooLarge, .closed,
-             .usedAfterFork, .permissionDenied, .corrupted:
-            return true
-        default:
-            return false
-        }
     }
 
     private func runTask(_ task: MigrationTask) throws {
@@ -198,7 +187,7 @@ final class StepRunner {
 
     /// Runs a task over the keys of `dbi` from the journal's cursor, in batches. `body` handles one entry
     /// and returns the bytes it wrote. `finish` runs in the transaction of the last batch.
-    func batched(over dbi: MDB_dbi, phase: MigrationProgress.Phase, entity: String?, total: Int, duplicates: Bool = false,
+    func batched(over dbi: DatabaseHandle, phase: MigrationProgress.Phase, entity: String?, total: Int, duplicates: Bool = false,
                  _ body: (Transaction, Entry, UInt64, inout MigrationJournal) throws -> Int,
                  beforeCommit: ((Transaction) throws -> Void)? = nil,
                  finish: ((Transaction, inout MigrationJournal) throws -> Void)? = nil) throws {

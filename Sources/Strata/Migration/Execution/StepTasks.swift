@@ -1,4 +1,3 @@
-import CStrataLMDB
 import Foundation
 
 extension StepRunner {
@@ -43,10 +42,11 @@ extension StepRunner {
 
     /// The error for something a custom stage's code threw: environmental store errors stay resumable.
     func stageFailure(_ error: any Error, entity: String?, object: ObjectID?) -> any Error {
-        if let store = error as? StoreError, StepRunner.isEnvironmental(store) { return store }
+        if let store = error as? StoreError, store.code.isEnvironmental { return store }
         if error is MigrationError { return error }
-        return MigrationError.stageFailed(source: sourceVersion, destination: destinationVersion, entity: entity,
-                                          object: object, underlying: "\(error)")
+        return MigrationError.stageFailed(source: sourceVersion, destination: destinationVersion,
+                                          phase: journal.currentTask?.phase.rawValue, entity: entity, object: object,
+                                          underlying: error)
     }
 
     // MARK: Checks
@@ -213,7 +213,7 @@ extension StepRunner {
     }
 
     /// Appends a record to a staging database (keys arrive in increasing order).
-    func append(_ txn: Transaction, _ dbi: MDB_dbi, _ id: UInt64, _ bytes: [UInt8]) throws -> Int {
+    func append(_ txn: Transaction, _ dbi: DatabaseHandle, _ id: UInt64, _ bytes: [UInt8]) throws -> Int {
         let cursor = try txn.sharedCursor(dbi)
         try ObjectKey.with(id) { key in
             try bytes.withUnsafeBytes { value in

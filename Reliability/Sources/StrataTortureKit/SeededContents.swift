@@ -1,38 +1,25 @@
 import Foundation
 import Strata
-
-/// A small, fast, seedable random number generator (SplitMix64): the same seed gives the same sequence on
-/// every machine, so every test is reproducible from its printed seed.
-public struct SeededRandom: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-    public init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import StrataTestKit
 
 /// The expected contents of a torture store: item `i` (its `serial`) has values derived from the seed and
 /// `i` alone, so any process can check any object without a copy of the data.
-public struct Oracle: Sendable {
+public struct SeededContents: Sendable {
     public let seed: UInt64
 
     public init(seed: UInt64) { self.seed = seed }
 
     static let pieces: [String] = ["a", "é", "ß", "中", "😀", "👩‍👩‍👧", "e\u{301}", "Ω", " ", "ق", "\u{200D}", "ﬀ", "𝄞", "\t", "0"]
 
-    func random(_ i: Int, _ salt: UInt64) -> SeededRandom {
-        SeededRandom(seed: seed &* 0x100_0000_01B3 ^ UInt64(truncatingIfNeeded: i) &* 31 ^ salt)
+    func random(_ i: Int, _ salt: UInt64) -> SeededGenerator {
+        SeededGenerator(seed: seed &* 0x100_0000_01B3 ^ UInt64(truncatingIfNeeded: i) &* 31 ^ salt)
     }
 
     public func title(_ i: Int) -> String {
         var r = random(i, 1)
         let n = Int(r.next() % 9)
         var s = "item-\(i)-"
-        for _ in 0..<n { s += Oracle.pieces[Int(r.next() % UInt64(Oracle.pieces.count))] }
+        for _ in 0..<n { s += SeededContents.pieces[Int(r.next() % UInt64(SeededContents.pieces.count))] }
         return s
     }
 
@@ -115,7 +102,7 @@ public struct CheckResult: Codable, Sendable, CustomStringConvertible {
     }
 }
 
-extension Oracle {
+extension SeededContents {
     /// Checks every object of an open store against the oracle: items with serials `expected` at the store's
     /// version, tags and links, notes and markers of custom stages, and `Store.verify()`.
     /// - Parameter expectedMarkers: the markers custom stages must have left (`["will": 1, "did": 1]`).
@@ -137,7 +124,7 @@ extension Oracle {
             while true {
                 let item: DynamicObject?
                 do { item = try cursor.next() } catch let error as StoreError {
-                    if case .corruptedRecord = error { result.unreadable += 1; continue }
+                    if error.code == .corruptedRecord { result.unreadable += 1; continue }
                     throw error
                 }
                 guard let item else { break }
@@ -205,31 +192,13 @@ extension Oracle {
 public enum ErrorReport {
     public static func classify(_ error: any Error) -> (typed: Bool, kind: String) {
         switch error {
-        case let e as StoreError: return (true, "StoreError." + caseName(e))
+        case let e as StoreError: return (true, "StoreError.\(e.code)")
         case let e as MigrationError:
-            if case .interrupted(_, _, _, _, let underlying) = e { return (true, "MigrationError.interrupted/" + caseName(underlying)) }
-            return (true, "MigrationError." + caseName(e))
+            if e.code == .interrupted, let underlying = e.storeError { return (true, "MigrationError.interrupted/\(underlying.code)") }
+            return (true, "MigrationError.\(e.code)")
         case is SchemaValidationError: return (true, "SchemaValidationError")
         case is MigrationPlanError: return (true, "MigrationPlanError")
         default: return (false, "untyped:\(type(of: error))")
         }
-    }
-
-    static func caseName<T>(_ value: T) -> String {
-        if let label = Mirror(reflecting: value).children.first?.label { return label }
-        if let e = value as? StoreError {
-            switch e {
-            case .usedAfterFork: return "usedAfterFork"
-            case .closed: return "closed"
-            case .nestedWriteTransaction: return "nestedWriteTransaction"
-            case .transactionEnded: return "transactionEnded"
-            case .readOnly: return "readOnly"
-            case .transactionTooLarge: return "transactionTooLarge"
-            case .readersFull: return "readersFull"
-            case .needsReopen: return "needsReopen"
-            default: break
-            }
-        }
-        return String(describing: value).prefix(40).description
     }
 }

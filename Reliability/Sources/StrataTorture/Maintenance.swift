@@ -13,7 +13,7 @@ enum Maintenance {
     /// `LAYOUTS <records rewritten> <entities with more than one layout>`, then checks every object (`RESULT`).
     static func run(_ o: Options) throws -> Int32 {
         let plan = try TortureModels.plan(o.plan)
-        let oracle = Oracle(seed: o.seed)
+        let oracle = SeededContents(seed: o.seed)
         let store: Store
         do {
             store = try Store.open(at: o.url, schema: plan.currentSchema, plan: plan, configuration: o.configuration())
@@ -22,7 +22,7 @@ enum Maintenance {
         }
         defer { store.close() }
         emit("OPENED")
-        let markers = Oracle.expectedMarkers(plan: o.plan, version: store.schema.versionIdentifier)
+        let markers = SeededContents.expectedMarkers(plan: o.plan, version: store.schema.versionIdentifier)
         switch o.string("op", "") {
         case "backup":
             guard let destination = o.values["dest"] else { throw TortureError("--dest is required") }

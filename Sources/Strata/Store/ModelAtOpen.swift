@@ -1,9 +1,9 @@
-import CStrataLMDB
 import Foundation
 
-/// Opening a store for an app's model: migrate or refuse, collect garbage, bind.
-enum StoreOpening {
-    static func openModel(environment: Environment, isNewEnvironment: Bool, schema: Schema, plan: MigrationPlan?,
+/// What opening does once the store's files are open: bring the store to the app's model (migrate it, or
+/// refuse), collect the databases earlier versions left, and bind the model to the store's catalog.
+enum ModelAtOpen {
+    static func bind(environment: Environment, isNewEnvironment: Bool, schema: Schema, plan: MigrationPlan?,
                           configuration: StoreConfiguration) throws -> BoundModel {
         // The common case, in one read transaction: the store is at the app's model, nothing to collect.
         let collects = isNewEnvironment && !configuration.readOnly
@@ -28,27 +28,9 @@ enum StoreOpening {
             header = try driver.readHeader()
         }
         if isNewEnvironment && !header.catalog.garbage.isEmpty && !configuration.readOnly {
-            try collectGarbage(environment: environment, header: header)
+            try GarbageCollection.collect(environment: environment, header: header)
             header = try driver.readHeader()
         }
         return try environment.read { txn in try header.bind(schema, in: txn) }
-    }
-
-    /// Deletes the emptied databases of earlier versions. Runs when a process first opens the store, so
-    /// no read transaction of this process can still use them.
-    static func collectGarbage(environment: Environment, header: StoreHeader) throws {
-        try environment.write { txn in
-            guard let state = try header.meta.read(.state, in: txn, StateRecord.init(decoding:)), !state.migrating,
-                  var catalog = try header.meta.read(.catalog, in: txn, Catalog.init(decoding:)) else { return }
-            let live = Set(catalog.entities.map(\.database) + catalog.relationships.map(\.database) + catalog.indexes.map(\.database))
-            for name in catalog.garbage where !live.contains(name) {
-                let flags = BoundModel.databaseFlags(name)
-                if let dbi = try txn.openDatabase(name, flags: flags, create: false) {
-                    try txn.deleteDatabase(name, dbi)
-                }
-            }
-            catalog.garbage = []
-            try header.meta.put(.catalog, catalog.encoded(), in: txn)
-        }
     }
 }

@@ -46,7 +46,7 @@ enum IOFaults {
         let workload = o.string("workload", "migrate")
         let work = URL(fileURLWithPath: o.string("work", NSTemporaryDirectory() + "/strata-io"))
         let extra = o.int("extra", 500)
-        let oracle = Oracle(seed: o.seed)
+        let oracle = SeededContents(seed: o.seed)
         let planName = o.plan
         var faults = 0
         var configuration = o.configuration()
@@ -121,7 +121,7 @@ enum IOFaults {
                 let s = try Store.open(at: store, schema: plan.currentSchema, plan: plan, configuration: check)
                 let expected = workload == "migrate" ? 0..<o.count : workload == "fill" ? 0..<(o.count + extra) : 0..<extra
                 let result = try oracle.check(s, expected: expected,
-                                              expectedMarkers: workload == "migrate" ? Oracle.expectedMarkers(plan: planName, version: s.schema.versionIdentifier) : [:])
+                                              expectedMarkers: workload == "migrate" ? SeededContents.expectedMarkers(plan: planName, version: s.schema.versionIdentifier) : [:])
                 s.close()
                 line += result.isClean ? " resumed=clean" : " resumed=BAD(\(result))"
             } catch {

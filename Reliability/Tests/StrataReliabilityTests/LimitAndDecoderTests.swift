@@ -45,7 +45,7 @@ extension ReliabilitySuite {
         func failCases() throws {
             try #require(Products.available)
             let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent("Fuzz/FailCases")
+                .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fuzz/FailCases")
             try #require(FileManager.default.fileExists(atPath: folder.path), "Fuzz/FailCases is missing")
             let run = try Child.run(["decode-files", folder.path], timeout: 300)
             #expect(run.exitCode == 0, "\(run)")

@@ -88,7 +88,7 @@ enum PowerLoss {
         let all = images(inLog: log)
         let storeRel = o.string("store-rel", "store")
         let work = o.string("work", NSTemporaryDirectory() + "/strata-images")
-        let oracle = Oracle(seed: o.seed)
+        let oracle = SeededContents(seed: o.seed)
         var configuration = o.configuration()
         configuration.createIfMissing = false
         emit("IMAGES \(all.count)")
@@ -137,7 +137,7 @@ enum PowerLoss {
                     let plan = try TortureModels.plan(o.plan)
                     let store = try Store.open(at: storeURL, schema: plan.currentSchema, plan: plan, configuration: configuration)
                     result = try oracle.check(store, expected: 0..<o.count,
-                                              expectedMarkers: Oracle.expectedMarkers(plan: o.plan, version: store.schema.versionIdentifier))
+                                              expectedMarkers: SeededContents.expectedMarkers(plan: o.plan, version: store.schema.versionIdentifier))
                     store.close()
                 }
                 if result.isClean {

@@ -2,11 +2,18 @@ import Foundation
 import Strata
 
 /// A deterministic random number generator (SplitMix64): the same seed gives the same sequence on every
-/// machine and run, so a failing random test can be replayed from the seed in its message.
+/// machine and run, so data made from it (fixtures, a failing random test) can be made again from the seed.
+///
+/// ```swift
+/// var random = SeededGenerator(seed: 42)
+/// let title = random.string(length: 12)
+/// let value = random.value(of: .date)      // a random value for an attribute type
+/// ```
 public struct SeededGenerator: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
-    public init(seed: UInt64) { state = seed }
+    /// A generator whose sequence is fixed by `seed`.
+    public init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
 
     public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
@@ -22,7 +29,7 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
     /// True with probability `p`.
     public mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
 
-    /// A random element.
+    /// A random element of a non-empty collection.
     public mutating func pick<C: Collection>(_ c: C) -> C.Element where C.Index == Int {
         c[c.startIndex + int(c.count)]
     }
@@ -35,25 +42,25 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         return s
     }
 
-    /// Random bytes.
+    /// `count` random bytes.
     public mutating func data(count: Int) -> Data {
         var d = Data(count: count)
         for i in 0..<count { d[i] = UInt8(truncatingIfNeeded: next()) }
         return d
     }
 
-    /// A deterministic UUID.
+    /// A random version-4 UUID.
     public mutating func uuid() -> UUID {
         let a = next(), b = next()
-        var u: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &u) { p in
-            p.storeBytes(of: a, toByteOffset: 0, as: UInt64.self)
-            p.storeBytes(of: b, toByteOffset: 8, as: UInt64.self)
-        }
-        return UUID(uuid: u)
+        return UUID(uuid: (UInt8(truncatingIfNeeded: a), UInt8(truncatingIfNeeded: a >> 8), UInt8(truncatingIfNeeded: a >> 16),
+                           UInt8(truncatingIfNeeded: a >> 24), UInt8(truncatingIfNeeded: a >> 32), UInt8(truncatingIfNeeded: a >> 40),
+                           UInt8(truncatingIfNeeded: (a >> 48) & 0x0F | 0x40), UInt8(truncatingIfNeeded: a >> 56),
+                           UInt8(truncatingIfNeeded: (b & 0x3F) | 0x80), UInt8(truncatingIfNeeded: b >> 8), UInt8(truncatingIfNeeded: b >> 16),
+                           UInt8(truncatingIfNeeded: b >> 24), UInt8(truncatingIfNeeded: b >> 32), UInt8(truncatingIfNeeded: b >> 40),
+                           UInt8(truncatingIfNeeded: b >> 48), UInt8(truncatingIfNeeded: b >> 56)))
     }
 
-    /// A random value of `type` (never null). Codable values are `{"x":…,"tags":[…]}` documents.
+    /// A random, never null, value of `type`. Codable values are `{"tags":[…],"x":…}` documents.
     public mutating func value(of type: AttributeType) -> Value {
         switch type {
         case .int64: return .int64(Int64.random(in: -1_000_000...1_000_000, using: &self))
@@ -66,18 +73,11 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(Int.random(in: -1_000_000_000...1_000_000_000, using: &self))))
         case .data: return .data(data(count: int(24)))
         case .uuid: return .uuid(uuid())
-        case .url: return .url(URL(string: "https://example.com/\(int(1000))/\(string(length: 3).addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "x")")!)
+        case .url: return .url(URL(string: "https://example.com/\(int(1000))/p\(int(1000))") ?? URL(fileURLWithPath: "/"))
         case .decimal: return .decimal(Decimal(Int.random(in: -100_000...100_000, using: &self)) / 100)
         case .codable:
-            let doc = TestDocument(x: int(100), tags: (0..<int(3)).map { _ in string(length: 3) })
-            return try! Value.encoding(doc)
+            let tags = (0..<int(3)).map { _ in "\"\(string(length: 3).unicodeScalars.filter(\.isASCII).map(String.init).joined())\"" }
+            return .codable(Data("{\"tags\":[\(tags.joined(separator: ","))],\"x\":\(int(100))}".utf8))
         }
     }
-}
-
-/// A small nested Codable value used by generators and typed-API tests.
-public struct TestDocument: Codable, Hashable, Sendable {
-    public var x: Int
-    public var tags: [String]
-    public init(x: Int, tags: [String]) { self.x = x; self.tags = tags }
 }

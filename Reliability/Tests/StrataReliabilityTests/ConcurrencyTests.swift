@@ -25,7 +25,7 @@ extension ReliabilitySuite {
             let count = 2000
             let workspace = try Workspace("readers\(readers)")
             let url = try workspace.copy(try PristineStores.v1(count: count), to: "store")
-            let oracle = Oracle(seed: Tier.seed)
+            let oracle = SeededContents(seed: Tier.seed)
             let v1 = try Store.open(at: url, schema: try TortureModels.v1())
             let plan = try TortureModels.plan("rewrite")
             let stop = Atomic<Bool>(false)
@@ -70,10 +70,10 @@ extension ReliabilitySuite {
                             tally.withLock { t in
                                 if !ok { t.mixed += 1 } else if version == "v1" { t.v1 += 1 } else { t.v3 += 1 }
                             }
-                        } catch StoreError.modelChanged {
+                        } catch let error as StoreError where error.code == .modelChanged {
                             tally.withLock { $0.modelChanged += 1 }
                             handle = nil
-                        } catch StoreError.migrationInProgress {
+                        } catch let error as StoreError where error.code == .migrationInProgress {
                             tally.withLock { $0.inProgress += 1 }
                             usleep(2_000)
                         } catch {
@@ -158,9 +158,9 @@ extension ReliabilitySuite {
                             do {
                                 try store.write { context in _ = try context.insert("Marker", ["kind": .string(kind)]) }
                                 committed.withLock { $0.append(kind) }
-                            } catch StoreError.migrationInProgress {
+                            } catch let error as StoreError where error.code == .migrationInProgress {
                                 refused.add(1, ordering: .relaxed)
-                            } catch StoreError.modelChanged {
+                            } catch let error as StoreError where error.code == .modelChanged {
                                 refused.add(1, ordering: .relaxed)
                                 return
                             } catch {
@@ -236,7 +236,7 @@ extension ReliabilitySuite {
             #expect(throws: StoreError.self) { try before.write { _ = try $0.insert("Marker", ["kind": "x"]) } }
             do {
                 try before.write { _ = try $0.insert("Marker", ["kind": "x"]) }
-            } catch StoreError.migrationInProgress {
+            } catch let error as StoreError where error.code == .migrationInProgress {
             } catch {
                 Issue.record("write during another process's migration: \(error)")
             }
@@ -249,8 +249,8 @@ extension ReliabilitySuite {
                     let s = try open()
                     s.close()
                     Issue.record("opened \(label) during another process's migration")
-                } catch StoreError.migrationInProgress(let owner) {
-                    #expect(owner == child.pid, "owner \(String(describing: owner)), child \(child.pid)")
+                } catch let error as StoreError where error.code == .migrationInProgress {
+                    #expect(error.processID == child.pid, "owner \(String(describing: error.processID)), child \(child.pid)")
                 } catch {
                     Issue.record("\(label): \(error)")
                 }
@@ -266,7 +266,7 @@ extension ReliabilitySuite {
                                       environment: ["STRATA_FAULT": "batch.afterCommit:4:kill"])
             #expect(dying.signal == 9)
             let taken = try Store.open(at: url2, schema: try TortureModels.v3(), plan: try TortureModels.plan("rewrite"))
-            let result = try Oracle(seed: Tier.seed).check(taken, expected: 0..<count)
+            let result = try SeededContents(seed: Tier.seed).check(taken, expected: 0..<count)
             #expect(result.isClean, "\(result)")
             taken.close()
 

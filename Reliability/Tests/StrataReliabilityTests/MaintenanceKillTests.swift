@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestKit
 import StrataTortureKit
 import Synchronization
 import Testing
@@ -49,7 +50,7 @@ extension ReliabilitySuite {
             try #require(timed.exitCode == 0, "\(timed)")
             let copySeconds = try #require(timed.line("BACKED ").flatMap { Double($0.dropFirst(7)) })
 
-            var random = SeededRandom(seed: Tier.seed &+ 24)
+            var random = SeededGenerator(seed: Tier.seed &+ 24)
             let randomKills = Tier.current.pick(ci: 10, full: 40)
             let kills: [Kill] = ["backup.afterCopy", "backup.beforePublish", "backup.afterPublish"].map { .point("\($0):0:kill") }
                 + (0..<randomKills).map { _ in .after(Double(random.next() % 10_000) / 10_000 * copySeconds * 1.2) }
@@ -113,7 +114,7 @@ extension ReliabilitySuite {
             #expect(total >= count, "only \(total) records were in an old layout")
             #expect(commits >= count / batch, "only \(commits) commits")
 
-            var random = SeededRandom(seed: Tier.seed &+ 25)
+            var random = SeededGenerator(seed: Tier.seed &+ 25)
             let kills: [Kill] = (0..<commits).map { .point("txn.afterCommit:\($0):kill") }
                 + (0..<Tier.current.pick(ci: 10, full: 40)).map { _ in .after(Double(random.next() % 10_000) / 10_000 * traced.duration) }
             let outcomes = Mutex<[KillTrial.Outcome]>([])

@@ -50,17 +50,17 @@ extension ReliabilitySuite {
                 ("v3 store, app at v2 without a plan", { try Store.open(at: newer, schema: try TortureModels.v2()) }),
                 ("v3 store, app at v1", { try Store.open(at: newer, schema: try TortureModels.v1(), plan: try TortureModels.plan("v1")) }),
             ] as [(String, () throws -> Store)] {
-                if try Self.expectRefused(newer, label, open, { if case StoreError.storeNewerThanModel = $0 { true } else { false } }) { refused += 1 }
+                if try Self.expectRefused(newer, label, open, { ($0 as? StoreError)?.code == .storeNewerThanModel }) { refused += 1 }
             }
             // (b) No route: the plan does not lead to the app's model.
             let old = try Self.store(workspace, "old")
             if try Self.expectRefused(old, "no route to the app's model",
                                       { try Store.open(at: old, schema: try TortureModels.v2(), plan: try TortureModels.plan("chain")) },
-                                      { if case MigrationError.noRoute = $0 { true } else { false } }) { refused += 1 }
+                                      { ($0 as? MigrationError)?.code == .noRoute }) { refused += 1 }
             // A step that needs a custom stage, without one: diagnostics, nothing written.
             if try Self.expectRefused(old, "a type change without a stage",
                                       { try Store.open(at: old, schema: try TortureModels.s2(), plan: try MigrationPlan(schemas: [TortureModels.v1(), TortureModels.s2()])) },
-                                      { if case MigrationError.cannotInfer = $0 { true } else { false } }) { refused += 1 }
+                                      { ($0 as? MigrationError)?.code == .cannotInfer }) { refused += 1 }
             // (c) The same version identifier with other hashes (a shipped schema edited afterwards).
             let edited = try Schema("v1", entities: try TortureModels.v1().entities.map { entity in
                 var e = entity
@@ -71,16 +71,16 @@ extension ReliabilitySuite {
                 ("edited v1 with a plan", { try Store.open(at: old, schema: edited, plan: try MigrationPlan(schemas: [edited])) }),
                 ("edited v1 without a plan", { try Store.open(at: old, schema: edited) }),
             ] as [(String, () throws -> Store)] {
-                if try Self.expectRefused(old, label, open, { if case StoreError.schemaMismatch = $0 { true } else { false } }) { refused += 1 }
+                if try Self.expectRefused(old, label, open, { ($0 as? StoreError)?.code == .schemaMismatch }) { refused += 1 }
             }
             // Without a plan, an older store is never migrated behind the app's back.
             if try Self.expectRefused(old, "v1 store, app at v3 without a plan", { try Store.open(at: old, schema: try TortureModels.v3()) },
-                                      { if case StoreError.migrationRequired = $0 { true } else { false } }) { refused += 1 }
+                                      { ($0 as? StoreError)?.code == .migrationRequired }) { refused += 1 }
             // (d) A store written by a newer Strata (its format record's version).
             let future = try Self.store(workspace, "future")
             try ReliabilityProbe.overwriteFormatVersion(at: future, with: 2)
             if try Self.expectRefused(future, "store format 2", { try Store.open(at: future, schema: try TortureModels.v1()) },
-                                      { if case StoreError.unsupportedFormat = $0 { true } else { false } }) { refused += 1 }
+                                      { ($0 as? StoreError)?.code == .unsupportedFormat }) { refused += 1 }
             // (e) A record in an unknown record format (format byte 2, checksum valid): a typed error for that
             // record only, listed by verify; never a trap.
             let records = try Self.store(workspace, "records")
@@ -100,8 +100,8 @@ extension ReliabilitySuite {
                 #expect(throws: StoreError.self) { _ = try store.read { try $0.object(ObjectID(rawValue: l.id), of: "Item") } }
                 do {
                     _ = try store.read { try $0.object(ObjectID(rawValue: l.id), of: "Item") }
-                } catch StoreError.corruptedRecord(_, _, let reason) {
-                    #expect(reason.contains("unsupported record format 2"), "\(reason)")
+                } catch let error as StoreError where error.code == .corruptedRecord {
+                    #expect(error.reason?.contains("unsupported record format 2") == true, "\(error)")
                     refused += 1
                 }
             }
@@ -189,7 +189,8 @@ extension ReliabilitySuite {
             let refused = try Versions.expectRefused(store, "steps that cannot be inferred", {
                 try Store.open(at: store, schema: needsStage, plan: try MigrationPlan(schemas: [v1, needsStage]))
             }, { error in
-                guard case MigrationError.cannotInfer(_, _, let diagnostics) = error else { return false }
+                guard let error = error as? MigrationError, error.code == .cannotInfer else { return false }
+                let diagnostics = error.diagnostics
                 let text = diagnostics.map(\.description).joined(separator: " | ")
                 return diagnostics.count >= 2 && text.contains("title") && text.contains("mandatory")
             })

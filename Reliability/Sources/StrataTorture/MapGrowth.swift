@@ -52,8 +52,8 @@ enum MapGrowth {
         emit("SNAPSHOT \(before == after && before == o.count ? "same" : "changed") \(before) \(after)")
         v1.close()
         let store = try Store.open(at: o.url, schema: plan.currentSchema, plan: plan, configuration: configuration)
-        let result = try Oracle(seed: o.seed).check(store, expected: 0..<o.count,
-                                                    expectedMarkers: Oracle.expectedMarkers(plan: o.plan, version: store.schema.versionIdentifier))
+        let result = try SeededContents(seed: o.seed).check(store, expected: 0..<o.count,
+                                                    expectedMarkers: SeededContents.expectedMarkers(plan: o.plan, version: store.schema.versionIdentifier))
         emit("RESULT \(json(result))")
         store.close()
         return result.isClean ? 0 : 4
@@ -81,7 +81,7 @@ enum MapGrowth {
             }
             _ = try store.write { context in try context.insert("Marker", ["kind": "late"]) }
             let after = try store.info().mapSize
-            let result = try Oracle(seed: o.seed).check(store, expected: 0..<items, ignoring: ["blob"])
+            let result = try SeededContents(seed: o.seed).check(store, expected: 0..<items, ignoring: ["blob"])
             emit("RESULT map=\(before)→\(after) items=\(items) clean=\(result.verifyProblems == 0 && result.lost == 0 && result.wrongValues == 0 ? 1 : 0)")
             return 0
         } catch {

@@ -1,5 +1,6 @@
 @_spi(Testing) import Strata
 import Foundation
+import StrataTestKit
 import StrataTortureKit
 import Testing
 
@@ -21,7 +22,7 @@ extension ReliabilitySuite {
             try #require(locations.count == count)
             let total = Tier.current.pick(ci: 1_000, full: 5_000)
             let perStore = 5
-            var random = SeededRandom(seed: Tier.seed &+ 66)
+            var random = SeededGenerator(seed: Tier.seed &+ 66)
             var entries: [String] = []
             for s in 0..<(total / perStore) {
                 var chosen: [ReliabilityProbe.RecordLocation] = []
@@ -70,7 +71,7 @@ extension ReliabilitySuite {
             let original = [UInt8](try Data(contentsOf: pristine.appendingPathComponent("data.mdb")))
             let pages = original.count / Damage.pageSize
             let trials = Tier.current.pick(ci: 500, full: 3_000)
-            var random = SeededRandom(seed: Tier.seed &+ 77)
+            var random = SeededGenerator(seed: Tier.seed &+ 77)
             var entries: [String] = []
             var kinds: [String] = []
             for t in 0..<trials {

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestKit
 import StrataTortureKit
 import Synchronization
 import Testing
@@ -69,7 +70,7 @@ extension ReliabilitySuite {
                 let run = try Child.run(KillTrial(plan: plan, count: count, batch: batch).arguments(copy))
                 durations[plan] = run.duration
             }
-            var random = SeededRandom(seed: Tier.seed &+ 7)
+            var random = SeededGenerator(seed: Tier.seed &+ 7)
             let cases: [(Int, String, Double)] = (0..<trials).map { i in
                 let plan = Kills.plans[i % Kills.plans.count]
                 return (i, plan, Double(random.next() % 10_000) / 10_000 * (durations[plan] ?? 1) * 0.9)
@@ -134,7 +135,7 @@ extension ReliabilitySuite {
             var lost = 0, wrong = 0
             for s in 0..<seeds {
                 let store = try workspace.copy(try PristineStores.v1(count: count), to: "store\(s)")
-                var random = SeededRandom(seed: Tier.seed &+ UInt64(s) &* 101)
+                var random = SeededGenerator(seed: Tier.seed &+ UInt64(s) &* 101)
                 let trial = KillTrial(plan: s % 2 == 0 ? "rewrite" : "script", count: count, batch: batch)
                 var done = false
                 var launches = 0
@@ -178,7 +179,7 @@ extension ReliabilitySuite {
             let timing = try Child.run(KillTrial(plan: "rewrite", count: count, batch: batch).arguments(try workspace.copy(pristine, to: "timing")),
                                        environment: ["STRATA_FAULT": "switch.afterCommit:0:exit"])
             let span = max(0.3, timing.duration)
-            var random = SeededRandom(seed: Tier.seed &+ 100_000)
+            var random = SeededGenerator(seed: Tier.seed &+ 100_000)
             let cases: [(Int, Double)] = (0..<kills).map { ($0, Double(random.next() % 10_000) / 10_000 * span * 0.85) }
             let outcomes = Mutex<[KillTrial.Outcome]>([])
             try concurrentForEach(cases) { (i, delay) in

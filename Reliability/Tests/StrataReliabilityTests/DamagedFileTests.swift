@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestKit
 import StrataTortureKit
 import Testing
 
@@ -19,7 +20,7 @@ extension ReliabilitySuite {
             let page = Damage.pageSize
             var cases: [(String, URL, expected: String)] = []
             var sizes = [0, 1, 100, page - 1, page, page + 100, 2 * page - 1, 2 * page, 3 * page, size - page, size - 1]
-            var random = SeededRandom(seed: Tier.seed &+ 55)
+            var random = SeededGenerator(seed: Tier.seed &+ 55)
             for _ in 0..<Tier.current.pick(ci: 50, full: 400) { sizes.append(Int(random.next() % UInt64(size))) }
             for (i, s) in sizes.enumerated() {
                 let dir = workspace.url("trunc\(i)")

@@ -28,6 +28,7 @@
 // `ERR typed|untyped <kind> <message>`, …). Exit status: 0 done, 2 typed error, 3 untyped error, 4 a
 // check failed. Fault points come from STRATA_FAULT (name:index:action) and --lmdb-fault.
 import Foundation
+@_spi(Testing) import Strata
 import StrataTortureKit
 #if canImport(Glibc)
 import Glibc
@@ -35,6 +36,10 @@ import Glibc
 
 func runTorture() -> Int32 {
     signal(SIGPIPE, SIG_IGN)
+    // The library never reads the environment: this test child turns its own fault points on.
+    if let spec = ProcessInfo.processInfo.environment["STRATA_FAULT"], !spec.isEmpty {
+        for item in FaultInjection.configure(spec: spec) { emit("WARN unknown fault spec \(item)") }
+    }
     do {
         let options = try Options(Array(CommandLine.arguments.dropFirst()))
         try applyProcessLimits(options)

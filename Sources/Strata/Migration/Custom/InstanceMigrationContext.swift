@@ -1,0 +1,95 @@
+import Foundation
+
+/// What an ``EntityMigrationPolicy`` can do in the instance pass: create destination objects.
+public final class InstanceMigrationContext: MigrationContext {
+    let mapping: EntityMapping
+    let allowedEntities: Set<String>
+    var current: DynamicObject?
+
+    init(runner: StepRunner, txn: Transaction, writer: WriteContext, mapping: EntityMapping) throws {
+        self.mapping = mapping
+        var allowed = Set(mapping.destinationEntities)
+        if let matched = runner.mapping.entities.first(where: { $0.sourceName == mapping.sourceEntity })?.destinationName {
+            allowed.insert(matched)
+        }
+        self.allowedEntities = allowed
+        try super.init(runner: runner, txn: txn, writer: writer)
+    }
+
+    /// Creates a destination object of `entity` (one of the mapping's destination entities) made from the
+    /// current source object. With `keepingSourceID`, it takes the source object's identifier (at most one
+    /// destination object per entity may).
+    @discardableResult
+    public func insert(_ entity: String, _ values: [String: Value] = [:], keepingSourceID: Bool = false) throws -> ObjectID {
+        let binding = try allowedBinding(entity)
+        var row = binding.initialValues
+        for (name, value) in values {
+            guard let i = binding.attributeIndex[name] else { throw StoreError.unknownAttribute(entity: entity, name: name) }
+            row[i] = value
+        }
+        return try insertRow(binding, &row, keepingSourceID: keepingSourceID)
+    }
+
+    /// Creates a destination object from a ``DynamicObject`` of a destination entity, such as the one
+    /// ``MigrationContext/inferredObject(for:)`` returns, changed by the policy.
+    @discardableResult
+    public func insert(_ object: DynamicObject, keepingSourceID: Bool = true) throws -> ObjectID {
+        try object.checkAssignments()
+        let binding = try allowedBinding(object.entityName)
+        guard binding === object.binding || binding.attributeNames == object.binding.attributeNames else {
+            throw StoreError.typeMismatch(expected: "an object of the destination model's \(binding.name)", actual: "another model's")
+        }
+        var row = object.values
+        return try insertRow(binding, &row, keepingSourceID: keepingSourceID)
+    }
+
+    private func insertRow(_ binding: EntityBinding, _ row: inout [Value], keepingSourceID: Bool) throws -> ObjectID {
+        let id: UInt64
+        if keepingSourceID, let source = current {
+            // The object that keeps the source's identifier is found without an association entry.
+            try writer.reserveIDs(through: source.id.rawValue)
+            id = try writer.insertRow(binding, &row, id: source.id.rawValue)
+        } else {
+            id = try writer.insertRow(binding, &row, id: nil)
+            if let source = current {
+                var reference = MigrationContext.Reference(tag: binding.tag, id: id)
+                try ObjectKey.with(source.id.rawValue) { k in
+                    try withUnsafeBytes(of: &reference.bytes) { vb in
+                        _ = try txn.put(associations, key: k, value: vb, flags: LMDBFlags.noDupData)
+                    }
+                }
+            }
+        }
+        return ObjectID(rawValue: id)
+    }
+
+    /// Creates the destination object the inferred mapping would: the matched destination entity, inferred
+    /// values, the source's identifier. Returns nil when no destination entity matches.
+    @discardableResult
+    public func insertInferred(for source: DynamicObject) throws -> ObjectID? {
+        guard matchedDestination(of: source.entityName) != nil else { return nil }
+        return try insert(try inferredObject(for: source), keepingSourceID: true)
+    }
+
+    /// The object of a lookup table for `key`, creating it (not associated with any source object) when the
+    /// table has none: one `Author` per distinct name.
+    public func lookupOrInsert(_ table: String, key: Value, entity: String, values: [String: Value]) throws -> ObjectID {
+        if let existing = try lookup(table, key) { return existing }
+        let binding = try allowedBinding(entity)
+        var row = binding.initialValues
+        for (name, value) in values {
+            guard let i = binding.attributeIndex[name] else { throw StoreError.unknownAttribute(entity: entity, name: name) }
+            row[i] = value
+        }
+        let id = ObjectID(rawValue: try writer.insertRow(binding, &row, id: nil))
+        try setLookup(table, key, to: id)
+        return id
+    }
+
+    private func allowedBinding(_ entity: String) throws -> EntityBinding {
+        guard allowedEntities.contains(entity) else {
+            throw StoreError.unknownEntity("\(entity) (not a destination of the mapping for \(mapping.sourceEntity); list it in `destinations:`)")
+        }
+        return try runner.destinationForWrites.entity(entity)
+    }
+}

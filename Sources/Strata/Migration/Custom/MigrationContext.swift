@@ -1,0 +1,165 @@
+import Foundation
+
+/// What a custom stage's policies can do, common to both passes: read the source objects and their
+/// relationships (under the source model), find the destination objects made from a source object, and use
+/// lookup tables shared by the whole stage.
+///
+/// Associations (source object → destination objects) and lookup tables are stored in the store, in
+/// databases of the migration, not in memory: a stage's memory does not grow with the store, and a stage
+/// resumed after a crash still finds them.
+public class MigrationContext {
+    let runner: StepRunner
+    let txn: Transaction
+    let sourceReader: ReadContext
+    let writer: WriteContext
+    let associations: DatabaseHandle
+    let lookups: DatabaseHandle
+
+    init(runner: StepRunner, txn: Transaction, writer: WriteContext) throws {
+        self.runner = runner
+        self.txn = txn
+        self.writer = writer
+        self.sourceReader = ReadContext(txn: txn, model: runner.source)
+        guard let a = try txn.openDatabase(StepRunner.associationDatabase, flags: LMDBFlags.dupSort | LMDBFlags.dupFixed, create: false),
+              let l = try txn.openDatabase(StepRunner.lookupDatabase, flags: 0, create: false) else {
+            throw StoreError.corrupted(path: runner.path, reason: .metadata("the migration's association databases are missing"))
+        }
+        associations = a
+        lookups = l
+    }
+
+    /// The step's source and destination models.
+    public var sourceSchema: Schema { runner.sourceSchema }
+    public var destinationSchema: Schema { runner.destinationSchema }
+
+    /// The source objects linked to `object` through `relationship` (source model names).
+    public func related(_ object: DynamicObject, _ relationship: String) throws -> [DynamicObject] {
+        try sourceReader.relatedObjects(object, relationship)
+    }
+
+    /// A source object.
+    public func sourceObject(_ id: ObjectID, of entity: String) throws -> DynamicObject? {
+        try sourceReader.object(id, of: entity)
+    }
+
+    /// The destination objects made from source object `source` (optionally only those of `entity`): the
+    /// objects a policy created from it, and the object that kept its identifier (every object of a source
+    /// entity the stage does not map with a policy, and objects inserted with `keepingSourceID`).
+    public func destinations(for source: ObjectID, entity: String? = nil) throws -> [ObjectID] {
+        let candidates = try entity.map { [try runner.destination.entity($0)] } ?? runner.destination.entities
+        var out: [UInt64] = []
+        // The object that kept the source's identifier, if any (one get per candidate entity).
+        for binding in candidates where try writer.exists(source.rawValue, binding) {
+            out.append(source.rawValue)
+            break
+        }
+        let tag = entity != nil ? candidates.first?.tag : nil
+        let cursor = try txn.sharedCursor(associations)
+        try ObjectKey.with(source.rawValue) { key in
+            guard var entry = try cursor.find(key) else { return }
+            while true {
+                let (t, id) = try MigrationContext.decodeReference(entry.value)
+                if (tag == nil || tag == t) && id != source.rawValue { out.append(id) }
+                guard let next = try cursor.nextDuplicate() else { break }
+                entry = next
+            }
+        }
+        return out.map(ObjectID.init(rawValue:))
+    }
+
+    /// Links destination object `id` of `entity` to `target` through `relationship` (destination names); the
+    /// inverse is linked too. Both objects must exist: in the instance pass, objects this policy created
+    /// (so a policy can link the objects it makes of one source object as it makes them) or objects of
+    /// entities the stage does not rebuild; in the relationship pass, any destination object.
+    public func link(_ id: ObjectID, of entity: String, _ relationship: String, to target: ObjectID) throws {
+        let binding = try runner.destinationForWrites.entity(entity)
+        let r = try binding.relationship(relationship)
+        try writer.link(binding, r, id.rawValue, target.rawValue)
+    }
+
+    /// A new, unsaved object of a destination entity with its default values, to fill through its subscript
+    /// and pass to ``InstanceMigrationContext/insert(_:keepingSourceID:)``.
+    public func makeObject(_ entity: String) throws -> DynamicObject {
+        let binding = try runner.destinationForWrites.entity(entity)
+        return DynamicObject(id: ObjectID(rawValue: 0), binding: binding, values: binding.initialValues)
+    }
+
+    /// The destination object a lookup table holds for `key`.
+    public func lookup(_ table: String, _ key: Value) throws -> ObjectID? {
+        let k = try lookupKey(table, key)
+        return try k.withUnsafeBytes { kb -> ObjectID? in
+            guard let value = try txn.get(lookups, key: kb) else { return nil }
+            return ObjectID(rawValue: try MigrationContext.decodeReference(value).1)
+        }
+    }
+
+    /// Records `id` for `key` in a lookup table.
+    public func setLookup(_ table: String, _ key: Value, to id: ObjectID) throws {
+        let k = try lookupKey(table, key)
+        let v = MigrationContext.encodeReference(tag: 0, id: id.rawValue)
+        try k.withUnsafeBytes { kb in try v.withUnsafeBytes { vb in _ = try txn.put(lookups, key: kb, value: vb) } }
+    }
+
+    /// A destination object of the entity a mapping creates.
+    public func destinationObject(_ id: ObjectID, of entity: String) throws -> DynamicObject? {
+        try writer.object(id.rawValue, try runner.destination.entity(entity))
+    }
+
+    private func lookupKey(_ table: String, _ key: Value) throws -> [UInt8] {
+        guard !table.isEmpty, table.utf8.count <= 32 else {
+            throw StoreError.keyTooLong(length: table.utf8.count, maximum: 32)
+        }
+        return Array(table.utf8) + [0] + IndexKey.encode(key)
+    }
+
+    /// A destination object as stored in associations and lookup tables: entity tag and identifier,
+    /// 12 bytes big-endian.
+    struct Reference {
+        var bytes: (UInt32, UInt32, UInt32)
+        init(tag: UInt32, id: UInt64) {
+            bytes = (tag.bigEndian, UInt32(truncatingIfNeeded: id >> 32).bigEndian, UInt32(truncatingIfNeeded: id).bigEndian)
+        }
+    }
+
+    static func encodeReference(tag: UInt32, id: UInt64) -> [UInt8] {
+        var reference = Reference(tag: tag, id: id)
+        return withUnsafeBytes(of: &reference.bytes) { Array($0) }
+    }
+
+    static func decodeReference(_ bytes: UnsafeRawBufferPointer) throws -> (UInt32, UInt64) {
+        guard bytes.count == 12 else { throw DecodeFailure("association of \(bytes.count) bytes") }
+        return (UInt32(bigEndian: bytes.loadUnaligned(as: UInt32.self)),
+                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt64.self)))
+    }
+
+    /// The destination entity that matches a source entity (same name or renamed from it).
+    func matchedDestination(of sourceEntity: String) -> String? {
+        runner.mapping.entities.first { $0.sourceName == sourceEntity }?.destinationName
+    }
+
+    /// The values the inferred mapping gives a source object in its matched destination entity.
+    public func inferredValues(for source: DynamicObject) throws -> [String: Value] {
+        let object = try inferredObject(for: source)
+        var out: [String: Value] = [:]
+        for (i, name) in object.binding.attributeNames.enumerated() where !object.binding.entity.attributes[i].isTransient {
+            out[name] = object.values[i]
+        }
+        return out
+    }
+
+    /// The object the inferred mapping makes of a source object in its matched destination entity, with the
+    /// source's identifier: change what differs, then pass it to
+    /// ``InstanceMigrationContext/insert(_:keepingSourceID:)``. Cheaper than ``inferredValues(for:)`` for
+    /// entities with many attributes.
+    public func inferredObject(for source: DynamicObject) throws -> DynamicObject {
+        let program = try runner.inference(for: source.binding)
+        var values = program.destination.initialValues
+        for step in program.steps {
+            var v = RecordTranscoder.convert(source.values[step.source], step.conversion)
+            if v.isNull, let r = step.nullReplacement { v = r }
+            values[step.destination] = v
+        }
+        for (a, v) in program.constants { values[a] = v }
+        return DynamicObject(id: source.id, binding: program.destination, values: values)
+    }
+}
