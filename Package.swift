@@ -1,6 +1,7 @@
 // swift-tools-version: 6.1
 // Strata: an embedded object store for Swift on LMDB, whose stores know the model that wrote them
 // and migrate themselves in place.
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -9,6 +10,8 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2), .macCatalyst(.v18)],
     products: [
         .library(name: "Strata", targets: ["Strata"]),
+        // Models declared once in Swift: the `@Entity`, `@Field` and `@Related` macros (builds swift-syntax).
+        .library(name: "StrataModels", targets: ["StrataModels"]),
         .executable(name: "strata", targets: ["StrataCLI"]),
         .executable(name: "strata-example", targets: ["StrataExample"]),
         // Helpers for apps to test their own migrations.
@@ -24,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        // Only the macro plugin and its tests use swift-syntax; the library never does.
+        .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.0"),
     ],
     targets: [
         // LMDB from the system (Debian: liblmdb-dev). The module name carries our prefix because
@@ -44,6 +49,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The compiler plugin behind `@Entity`: reads a struct's stored properties and generates its schema
+        // entity and field-by-field record code.
+        .macro(
+            name: "StrataMacrosPlugin",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+            ]
+        ),
+        // The macros' declarations, re-exporting Strata: `import StrataModels` is all a model file needs.
+        .target(name: "StrataModels", dependencies: ["Strata", "StrataMacrosPlugin"]),
         .executableTarget(
             name: "StrataCLI",
             dependencies: ["Strata", .product(name: "ArgumentParser", package: "swift-argument-parser")]
@@ -54,6 +72,17 @@ let package = Package(
         .executableTarget(name: "StrataExample", dependencies: ["Strata", "StrataTutorials"]),
         .target(name: "StrataTestSupport", dependencies: ["Strata", "StrataTestKit"], path: "Tests/StrataTestSupport"),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataTestSupport"]),
+        // Expansion and diagnostic tests of the macros (the plugin's code, run in process).
+        .testTarget(
+            name: "StrataMacrosTests",
+            dependencies: [
+                "StrataMacrosPlugin",
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+            ]
+        ),
+        // Macro models at run time: schemas identical to the DSL's, round trips, key-path queries, typed stages.
+        .testTarget(name: "StrataModelTests", dependencies: ["StrataModels", "StrataTestSupport"]),
         .testTarget(name: "StrataCustomMigrationTests", dependencies: ["Strata", "StrataTutorials", "StrataTestKit"]),
         // Runs the built `strata` executable (the dependency makes sure it is built) on temporary stores.
         .testTarget(name: "StrataCLITests", dependencies: ["StrataCLI", "Strata"]),

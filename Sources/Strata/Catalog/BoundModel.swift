@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A schema bound to a store: each entity with its catalog entry, layouts and LMDB database handles.
 /// Immutable; one per `Store` handle (a migration makes a new one).
@@ -116,6 +117,13 @@ final class EntityBinding: Sendable {
     let relationshipIndex: [String: Int]
     /// Indexes by attribute position.
     let indexes: [IndexBinding]
+    /// Whether the attribute at each position has an index.
+    private let indexedSlots: [Bool]
+    /// Model types (``EntityModel``) checked to declare this entity as the bound model does.
+    let verifiedModels = Mutex<Set<ObjectIdentifier>>([])
+    /// The current layout's fields hold the stored attributes in the model's order (model types write their
+    /// fields straight into the record when they do).
+    let currentFollowsModelOrder: Bool
 
     init(position: Int, entity: Entity, schema: Schema, catalog: Catalog, entityIndex: [String: Int],
          handles: [String: DatabaseHandle], indexed: Bool = true) throws(DecodeFailure) {
@@ -214,7 +222,14 @@ final class EntityBinding: Sendable {
             indexes.append(IndexBinding(dbi: ixDBI, isUnique: a.isUnique, attribute: i))
         }
         self.indexes = indexes
+        var indexedSlots = [Bool](repeating: false, count: entity.attributes.count)
+        for index in indexes { indexedSlots[index.attribute] = true }
+        self.indexedSlots = indexedSlots
+        self.currentFollowsModelOrder = zip(currentFieldAttributes, currentFieldAttributes.dropFirst()).allSatisfy { $0 < $1 }
     }
+
+    @inline(__always)
+    func isIndexedSlot(_ slot: Int) -> Bool { slot < indexedSlots.count && indexedSlots[slot] }
 
     /// The position of attribute `name`. Comparing a few short names is faster than hashing one, so small
     /// entities are searched in order; larger ones through the dictionary.

@@ -140,9 +140,15 @@ public final class WriteContext: ReadContext {
             try addIndexEntry(binding, index, row[index.attribute], id: id)
         }
         try binding.encode(row, id: id, into: &writer)
+        try storeNewRecord(binding, id: id, record: writer.bytes)
+        return id
+    }
+
+    /// Stores a sealed record as the new object `id` (appended: new identifiers are the largest).
+    func storeNewRecord(_ binding: EntityBinding, id: UInt64, record: [UInt8]) throws {
         let cursor = try txn.sharedCursor(binding.dbi)
         let stored = try ObjectKey.with(id) { key in
-            try writer.bytes.withUnsafeBytes { value -> Bool in
+            try record.withUnsafeBytes { value -> Bool in
                 if try cursor.put(key: key, value: value, flags: LMDBFlags.append) { return true }
                 return try txn.put(binding.dbi, key: key, value: value, flags: LMDBFlags.noOverwrite)
             }
@@ -154,7 +160,6 @@ public final class WriteContext: ReadContext {
             countChecks.insert(CountCheck(entity: binding.position, relationship: r.position, id: id))
         }
         lastInserted[binding.position] = id
-        return id
     }
 
     // MARK: Updating
@@ -294,6 +299,16 @@ public final class WriteContext: ReadContext {
             try unlinkPair(r, inverse, object.id.rawValue, existing)
         }
         for t in targets { try link(object.binding, r, object.id.rawValue, t.rawValue) }
+    }
+
+    /// Makes the relationship `r` of object `id` hold exactly `targets`.
+    func setLinks(_ binding: EntityBinding, _ r: RelationshipBinding, _ id: UInt64, _ targets: [UInt64]) throws {
+        let inverse = model.entities[r.destination].relationships[r.inversePosition]
+        let wanted = Set(targets)
+        for existing in try linkedIDs(id, r) where !wanted.contains(existing) {
+            try unlinkPair(r, inverse, id, existing)
+        }
+        for t in targets { try link(binding, r, id, t) }
     }
 
     private func unlinkPair(_ r: RelationshipBinding, _ inverse: RelationshipBinding, _ source: UInt64, _ target: UInt64) throws {

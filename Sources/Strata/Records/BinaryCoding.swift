@@ -66,7 +66,7 @@ struct BinaryWriter {
 /// throws ``DecodeFailure`` instead of trapping.
 struct BinaryReader {
     let base: UnsafeRawBufferPointer
-    private(set) var offset: Int
+    var offset: Int
     let end: Int
 
     init(_ bytes: UnsafeRawBufferPointer, end: Int? = nil) {

@@ -14,6 +14,14 @@ enum RecordCodec {
         return bitmapOffset
     }
 
+    /// The offset of the null bitmap in a record of `layout` (after the format byte and the layout ID).
+    static func headerSize(_ layout: RecordLayout) -> Int {
+        var w = BinaryWriter(capacity: 16)
+        w.u8(RecordFormat.version)
+        w.varint(UInt64(layout.id))
+        return w.bytes.count
+    }
+
     @inline(__always)
     static func markNull(field: Int, bitmapOffset: Int, in w: inout BinaryWriter) {
         w.bytes[bitmapOffset + field >> 3] |= UInt8(1) << UInt8(field & 7)

@@ -44,13 +44,28 @@ public final class InstanceMigrationContext: MigrationContext {
     }
 
     private func insertRow(_ binding: EntityBinding, _ row: inout [Value], keepingSourceID: Bool) throws -> ObjectID {
+        try insertAssociated(binding, keepingSourceID: keepingSourceID) { id in try writer.insertRow(binding, &row, id: id) }
+    }
+
+    /// Inserts a value of a destination model type made from the current source object.
+    func insertModel<T: EntityModel>(_ value: T, keepingSourceID: Bool) throws -> ObjectID {
+        let binding = try allowedBinding(T.entityName)
+        try binding.verifyModel(T.self)
+        return try insertAssociated(binding, keepingSourceID: keepingSourceID) { id in
+            try writer.insertModel(value, binding: binding, id: id)
+        }
+    }
+
+    /// Runs `insert` with the identifier the new object takes (the source's, or nil for a new one), and
+    /// records which source object a new one was made from.
+    private func insertAssociated(_ binding: EntityBinding, keepingSourceID: Bool, _ insert: (UInt64?) throws -> UInt64) throws -> ObjectID {
         let id: UInt64
         if keepingSourceID, let source = current {
             // The object that keeps the source's identifier is found without an association entry.
             try writer.reserveIDs(through: source.id.rawValue)
-            id = try writer.insertRow(binding, &row, id: source.id.rawValue)
+            id = try insert(source.id.rawValue)
         } else {
-            id = try writer.insertRow(binding, &row, id: nil)
+            id = try insert(nil)
             if let source = current {
                 var reference = MigrationContext.Reference(tag: binding.tag, id: id)
                 try ObjectKey.with(source.id.rawValue) { k in
@@ -86,7 +101,7 @@ public final class InstanceMigrationContext: MigrationContext {
         return id
     }
 
-    private func allowedBinding(_ entity: String) throws -> EntityBinding {
+    func allowedBinding(_ entity: String) throws -> EntityBinding {
         guard allowedEntities.contains(entity) else {
             throw StoreError.unknownEntity("\(entity) (not a destination of the mapping for \(mapping.sourceEntity); list it in `destinations:`)")
         }

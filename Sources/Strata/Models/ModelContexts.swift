@@ -1,0 +1,152 @@
+import Foundation
+
+extension ReadContext {
+    /// The binding of a model type's entity, after checking that the type declares the entity exactly as the
+    /// store's model does (a type of another version of the model would read and write other fields).
+    func modelBinding<T: EntityModel>(_ type: T.Type) throws -> EntityBinding {
+        let binding = try binding(T.entityName)
+        try binding.verifyModel(T.self)
+        return binding
+    }
+
+    /// Decodes a stored record as a value of `T`.
+    @inline(__always)
+    func decodeModel<T: EntityModel>(_ type: T.Type, _ bytes: UnsafeRawBufferPointer, id: UInt64, binding: EntityBinding) throws -> T {
+        var reader = try ModelReader(record: bytes, id: id, binding: binding, context: self)
+        let value = try T(from: &reader)
+        try reader.finish()
+        return value
+    }
+
+    /// The object `id` as a value of the model type `T`, or nil when no object of its entity has that identifier.
+    /// - Throws: ``StoreError/Code-swift.struct/corruptedRecord`` when its record is damaged;
+    ///   ``StoreError/Code-swift.struct/typeMismatch`` when `T` declares its entity otherwise than the store's model.
+    public func fetch<T: EntityModel>(_ type: T.Type, id: ObjectID) throws -> T? {
+        let binding = try modelBinding(T.self)
+        guard let bytes = try ObjectKey.with(id.rawValue, { try txn.get(binding.dbi, key: $0) }) else { return nil }
+        return try decodeModel(T.self, bytes, id: id.rawValue, binding: binding)
+    }
+
+    /// The objects of `T`'s entity, as a lazy query filtered, sorted and limited by key paths.
+    public func objects<T: EntityModel>(_ type: T.Type) throws -> ModelQuery<T> {
+        ModelQuery(context: self, binding: try modelBinding(T.self))
+    }
+
+    /// The number of objects of `T`'s entity, in constant time.
+    public func count<T: EntityModel>(_ type: T.Type) throws -> Int {
+        try txn.entryCount(try modelBinding(T.self).dbi)
+    }
+
+    /// A dynamic object as a value of the model type `T` (its entity must be `T`'s).
+    public func model<T: EntityModel>(_ type: T.Type, from object: DynamicObject) throws -> T {
+        let binding = try modelBinding(T.self)
+        guard object.binding.name == binding.name else {
+            throw StoreError.typeMismatch(expected: "an object of \(binding.name)", actual: "an object of \(object.entityName)")
+        }
+        var reader = ModelReader(values: object.values, id: object.id, binding: binding, context: self)
+        return try T(from: &reader)
+    }
+}
+
+extension WriteContext {
+    /// Inserts a value of a model type as a new object.
+    /// - Returns: the new object's identifier (the value's ``EntityModel/objectID`` is not read).
+    /// - Throws: ``StoreError/Code-swift.struct/uniqueConstraintViolation``, and for relationships
+    ///   ``StoreError/Code-swift.struct/objectNotFound`` and ``StoreError/Code-swift.struct/relationshipCountViolation``.
+    @discardableResult
+    public func insert<T: EntityModel>(_ value: T) throws -> ObjectID {
+        let binding = try modelBinding(T.self)
+        return ObjectID(rawValue: try insertModel(value, binding: binding, id: nil))
+    }
+
+    /// Inserts a model value into `binding`'s entity, under `id` (a migration keeping a source's identifier)
+    /// or a new identifier.
+    func insertModel<T: EntityModel>(_ value: T, binding: EntityBinding, id given: UInt64?) throws -> UInt64 {
+        var record = ModelWriter(binding: binding)
+        swap(&record.bytes, &writer)
+        defer { swap(&record.bytes, &writer) }
+        record.begin()
+        try value.write(to: &record)
+        try record.finish()
+        let id = try given ?? allocateID()
+        for (slot, value) in record.indexValues {
+            if let index = binding.index(on: slot) { try addIndexEntry(binding, index, value, id: id) }
+        }
+        if record.isDirect {
+            RecordCodec.seal(&record.bytes, entityTag: binding.tag, id: id)
+            guard record.bytes.bytes.count <= RecordFormat.maximumSize else {
+                throw StoreError.valueTooLarge(size: record.bytes.bytes.count, maximum: RecordFormat.maximumSize)
+            }
+        } else {
+            var row = record.values
+            try binding.validate(&row)
+            try binding.encode(row, id: id, into: &record.bytes)
+        }
+        try storeNewRecord(binding, id: id, record: record.bytes.bytes)
+        for (position, targets) in record.links {
+            let r = binding.relationships[position]
+            for target in targets { try link(binding, r, id, target) }
+        }
+        return id
+    }
+
+    /// Stores a changed value of a model type as the object its ``EntityModel/objectID`` names (attributes,
+    /// and the relationships the type declares).
+    /// - Throws: ``StoreError/Code-swift.struct/objectNotFound`` when the value has no identifier or the
+    ///   object was deleted.
+    public func update<T: EntityModel>(_ value: T) throws {
+        let binding = try modelBinding(T.self)
+        guard let id = value.objectID?.rawValue else {
+            throw StoreError.objectNotFound(entity: binding.name, id: ObjectID(rawValue: 0))
+        }
+        guard let oldBytes = try ObjectKey.with(id, { try txn.get(binding.dbi, key: $0) }) else {
+            throw StoreError.objectNotFound(entity: binding.name, id: ObjectID(rawValue: id))
+        }
+        let old = binding.indexes.isEmpty ? [] : try binding.decodeValues(oldBytes, id: id)
+        var record = ModelWriter(binding: binding)
+        swap(&record.bytes, &writer)
+        defer { swap(&record.bytes, &writer) }
+        record.begin()
+        try value.write(to: &record)
+        try record.finish()
+        for (slot, new) in record.indexValues {
+            guard let index = binding.index(on: slot), old[slot] != new else { continue }
+            try removeIndexEntry(index, old[slot], id: id)
+            try addIndexEntry(binding, index, new, id: id)
+        }
+        if record.isDirect {
+            RecordCodec.seal(&record.bytes, entityTag: binding.tag, id: id)
+        } else {
+            var row = record.values
+            try binding.validate(&row)
+            try binding.encode(row, id: id, into: &record.bytes)
+        }
+        try ObjectKey.with(id) { key in
+            try record.bytes.bytes.withUnsafeBytes { _ = try txn.put(binding.dbi, key: key, value: $0) }
+        }
+        for (position, targets) in record.links {
+            try setLinks(binding, binding.relationships[position], id, targets)
+        }
+    }
+
+    /// Deletes the object a model value was read as, applying delete rules.
+    public func delete<T: EntityModel>(_ value: T) throws {
+        guard let id = value.objectID else { return }
+        try delete(id, of: try modelBinding(T.self).name)
+    }
+}
+
+extension EntityBinding {
+    /// Checks that `T` declares this entity exactly as the bound model does (same attributes in the same
+    /// order with the same types, same relationships). Remembered per type once checked.
+    func verifyModel<T: EntityModel>(_ type: T.Type) throws {
+        let key = ObjectIdentifier(T.self)
+        if verifiedModels.withLock({ $0.contains(key) }) { return }
+        guard Schema.normalizingDefaults(T.entity) == entity else {
+            throw StoreError.typeMismatch(
+                expected: "a model type that declares entity \(name) as the store's model \(entity.name) does",
+                actual: "\(T.self), which declares it otherwise (a type of another model version?)")
+        }
+        verifiedModels.withLock { _ = $0.insert(key) }
+    }
+}

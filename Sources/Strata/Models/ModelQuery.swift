@@ -1,0 +1,228 @@
+import Foundation
+
+/// A lazy query over the objects of a model type: key-path conditions (``ModelPredicate``), sorting by key
+/// paths, offset and limit. Nothing is read until ``forEach(_:)``, ``fetch()``, ``first()``, ``count()`` or
+/// ``ids()`` runs it.
+///
+/// An equality or a range on an indexed attribute is answered by its index: only the objects the index
+/// names are read. Objects are decoded straight from their records into `T`.
+///
+/// ```swift
+/// let recent = try context.objects(Post.self)
+///     .filter(\.softDelete == false && \.date >= lastWeek)
+///     .sorted(by: \.date, ascending: false)
+///     .limit(20)
+///     .fetch()
+/// ```
+public struct ModelQuery<T: EntityModel> {
+    let context: ReadContext
+    let binding: EntityBinding
+    var predicates: [ModelPredicate<T>] = []
+    var filters: [(T) throws -> Bool] = []
+    var sortKeys: [(read: (T) -> Value, ascending: Bool)] = []
+    var limitCount: Int?
+    var offsetCount = 0
+
+    init(context: ReadContext, binding: EntityBinding) {
+        self.context = context
+        self.binding = binding
+    }
+
+    // MARK: Building
+
+    /// Keeps the objects that satisfy `predicate` (several calls: all of them).
+    public func filter(_ predicate: ModelPredicate<T>) -> ModelQuery<T> {
+        var q = self
+        q.predicates.append(predicate)
+        return q
+    }
+
+    /// Keeps the values for which `isIncluded` returns true (checked on every candidate; no index).
+    public func filter(_ isIncluded: @escaping (T) throws -> Bool) -> ModelQuery<T> {
+        var q = self
+        q.filters.append(isIncluded)
+        return q
+    }
+
+    /// Sorts by a property (later calls add secondary keys), in the store's order of values; nil first when
+    /// ascending. Ties keep identifier order.
+    public func sorted<V: ModelQueryable>(by keyPath: KeyPath<T, V>, ascending: Bool = true) -> ModelQuery<T> {
+        var q = self
+        q.sortKeys.append(({ $0[keyPath: keyPath].queryValue }, ascending))
+        return q
+    }
+
+    /// Returns at most `count` objects.
+    public func limit(_ count: Int) -> ModelQuery<T> {
+        var q = self
+        q.limitCount = max(0, count)
+        return q
+    }
+
+    /// Skips the first `count` objects.
+    public func offset(_ count: Int) -> ModelQuery<T> {
+        var q = self
+        q.offsetCount = max(0, count)
+        return q
+    }
+
+    // MARK: Running
+
+    /// Calls `body` with each value, in order, streaming from a cursor when the query is not sorted.
+    public func forEach(_ body: (T) throws -> Void) throws {
+        if !sortKeys.isEmpty {
+            for value in try sortedValues() { try body(value) }
+            return
+        }
+        var skipped = 0
+        var returned = 0
+        if let limitCount, limitCount == 0 { return }
+        try scan { value in
+            if skipped < offsetCount { skipped += 1; return true }
+            try body(value)
+            returned += 1
+            return limitCount.map { returned < $0 } ?? true
+        }
+    }
+
+    /// The matching values.
+    public func fetch() throws -> [T] {
+        var out: [T] = []
+        try forEach { out.append($0) }
+        return out
+    }
+
+    /// The first matching value.
+    public func first() throws -> T? {
+        try limit(min(limitCount ?? 1, 1)).fetch().first
+    }
+
+    /// The identifiers of the matching objects.
+    public func ids() throws -> [ObjectID] {
+        var out: [ObjectID] = []
+        try forEach { if let id = $0.objectID { out.append(id) } }
+        return out
+    }
+
+    /// The number of matching objects (constant time without conditions).
+    public func count() throws -> Int {
+        if predicates.isEmpty && filters.isEmpty {
+            let n = max(0, try context.txn.entryCount(binding.dbi) - offsetCount)
+            return limitCount.map { min($0, n) } ?? n
+        }
+        var n = 0
+        try forEach { _ in n += 1 }
+        return n
+    }
+
+    // MARK: Scanning
+
+    /// Whether `value` passes every condition.
+    @inline(__always)
+    private func matches(_ value: T) throws -> Bool {
+        for p in predicates where !p.evaluate(value) { return false }
+        for f in filters where try !f(value) { return false }
+        return true
+    }
+
+    /// Visits the matching values in identifier order (or index order), until `visit` returns false.
+    func scan(_ visit: (T) throws -> Bool) throws {
+        let txn = context.txn
+        if let condition = indexCondition(), let index = binding.index(on: condition.attribute) {
+            let cursor = try txn.cursor(index.dbi)
+            let upperKey = condition.upper.map { IndexKey.encode($0) }
+            var entry = try condition.lower.map { lower in try IndexKey.encode(lower).withUnsafeBytes { try cursor.seek($0) } } ?? cursor.first()
+            while let e = entry {
+                if let upperKey, upperKey.lexicographicallyPrecedes(Array(e.key)) { return }
+                let id = try decodeKey(e.value)
+                if let bytes = try ObjectKey.with(id, { try txn.get(binding.dbi, key: $0) }) {
+                    let value = try context.decodeModel(T.self, bytes, id: id, binding: binding)
+                    if try matches(value), try !visit(value) { return }
+                }
+                entry = try cursor.next()
+            }
+            return
+        }
+        let cursor = try txn.cursor(binding.dbi)
+        var entry = try cursor.first()
+        let unfiltered = predicates.isEmpty && filters.isEmpty
+        while let e = entry {
+            let id = try decodeKey(e.key)
+            let value = try context.decodeModel(T.self, e.value, id: id, binding: binding)
+            let keep = try unfiltered || matches(value)
+            if keep {
+                if try !visit(value) { return }
+            }
+            entry = try cursor.next()
+        }
+    }
+
+    private func decodeKey(_ bytes: UnsafeRawBufferPointer) throws -> UInt64 {
+        do { return try ObjectKey.decode(bytes) } catch {
+            throw StoreError.corrupted(path: context.txn.environment.path, reason: .structure("an object key of \(bytes.count) bytes"))
+        }
+    }
+
+    /// The index condition the query's predicates allow: an equality on an indexed attribute if any, else a
+    /// range; nil when no top-level comparison can use an index.
+    func indexCondition() -> ObjectQuery.AttributeCondition? {
+        var best: ObjectQuery.AttributeCondition?
+        var bounds: [Int: ObjectQuery.AttributeCondition] = [:]
+        for comparison in predicates.flatMap(\.conjuncts) where !comparison.value.isNull {
+            guard let name = T.propertyName(for: comparison.keyPath), let a = binding.attributeIndex[name],
+                  binding.index(on: a) != nil else { continue }
+            var c = bounds[a] ?? ObjectQuery.AttributeCondition(attribute: a, lower: nil, lowerInclusive: true, upper: nil, upperInclusive: true)
+            let v = binding.attributeTypes[a].coerce(comparison.value) ?? comparison.value
+            switch comparison.op {
+            case .equal:
+                c.lower = v; c.lowerInclusive = true; c.upper = v; c.upperInclusive = true
+            case .greater, .greaterOrEqual:
+                if c.lower == nil || (c.lower.flatMap { v.compare($0) } == .orderedDescending) {
+                    c.lower = v
+                    c.lowerInclusive = comparison.op == .greaterOrEqual
+                }
+            case .less, .lessOrEqual:
+                if c.upper == nil || (c.upper.flatMap { v.compare($0) } == .orderedAscending) {
+                    c.upper = v
+                    c.upperInclusive = comparison.op == .lessOrEqual
+                }
+            case .notEqual:
+                continue
+            }
+            bounds[a] = c
+        }
+        for c in bounds.values.sorted(by: { $0.attribute < $1.attribute })
+        where c.canUseIndex(for: binding.attributeTypes[c.attribute]) {
+            if c.equals != nil { return c }
+            if best == nil { best = c }
+        }
+        return best
+    }
+
+    // MARK: Sorting
+
+    private func areInIncreasingOrder(_ a: T, _ b: T) -> Bool {
+        for key in sortKeys {
+            let c = key.read(a).compare(key.read(b)) ?? .orderedSame
+            if c == .orderedSame { continue }
+            return key.ascending ? c == .orderedAscending : c == .orderedDescending
+        }
+        return (a.objectID?.rawValue ?? 0) < (b.objectID?.rawValue ?? 0)
+    }
+
+    private func sortedValues() throws -> [T] {
+        var result: [T]
+        if let limitCount {
+            var heap = BoundedHeap<T>(capacity: limitCount + offsetCount) { self.areInIncreasingOrder($0, $1) }
+            try scan { try heap.insert($0); return true }
+            result = try heap.sortedElements()
+        } else {
+            var all: [T] = []
+            try scan { all.append($0); return true }
+            result = all.sorted { areInIncreasingOrder($0, $1) }
+        }
+        let start = min(offsetCount, result.count)
+        let end = limitCount.map { min(result.count, start + $0) } ?? result.count
+        return Array(result[start..<end])
+    }
+}

@@ -1,0 +1,326 @@
+import Foundation
+
+/// Reads one stored object's attributes by slot, for the code the `@Entity` macro generates
+/// (``EntityModel/init(from:)``). A slot is the attribute's position in ``EntityModel/entity``.
+///
+/// A record in the entity's current layout (or any layout whose fields all map to attributes) is read in
+/// place, field after field, from the store's memory map: no ``Value``, no dictionary. A record of an older
+/// layout whose attributes come through a projection (an added attribute's constant, a default for null) is
+/// decoded through the projection first, so a value read through a newer type is exactly what the dynamic
+/// API reads.
+///
+/// A reader is valid only during the ``EntityModel/init(from:)`` call that receives it.
+public struct ModelReader {
+    let binding: EntityBinding
+    let context: ReadContext?
+    /// The object's identifier.
+    public let objectID: ObjectID
+    private let layout: LayoutBinding
+    private var reader: BinaryReader
+    private let bitmap: UnsafeRawBufferPointer
+    private let fieldsStart: Int
+    private var nextField = 0
+    /// Set for records read through a projection: the attribute values, by slot.
+    private let values: [Value]?
+
+    /// A reader over a stored record: checks its checksum and format, and decodes it through its layout's
+    /// projection when the layout is not direct.
+    init(record bytes: UnsafeRawBufferPointer, id: UInt64, binding: EntityBinding, context: ReadContext?) throws {
+        self.binding = binding
+        self.context = context
+        self.objectID = ObjectID(rawValue: id)
+        do {
+            var (layoutID, r) = try RecordCodec.open(bytes, entityTag: binding.tag, id: id)
+            guard let layout = binding.layout(layoutID) else { throw DecodeFailure("unknown layout \(layoutID)") }
+            self.layout = layout
+            if layout.isDirect {
+                bitmap = try r.bytes(layout.layout.bitmapSize)
+                fieldsStart = r.offset
+                reader = r
+                values = nil
+            } else {
+                bitmap = UnsafeRawBufferPointer(start: nil, count: 0)
+                fieldsStart = 0
+                reader = BinaryReader(UnsafeRawBufferPointer(start: nil, count: 0))
+                values = try binding.decodeValues(bytes, id: id)
+            }
+        } catch let failure as DecodeFailure {
+            throw StoreError.corruptedRecord(entity: binding.name, id: ObjectID(rawValue: id), reason: failure.reason)
+        }
+    }
+
+    /// A reader over attribute values already decoded (an object of the dynamic API).
+    init(values: [Value], id: ObjectID, binding: EntityBinding, context: ReadContext?) {
+        self.binding = binding
+        self.context = context
+        self.objectID = id
+        self.layout = binding.current
+        self.bitmap = UnsafeRawBufferPointer(start: nil, count: 0)
+        self.fieldsStart = 0
+        self.reader = BinaryReader(UnsafeRawBufferPointer(start: nil, count: 0))
+        self.values = values
+    }
+
+    private func corrupted(_ reason: String) -> StoreError {
+        StoreError.corruptedRecord(entity: binding.name, id: objectID, reason: reason)
+    }
+
+    /// Checks that nothing follows the record's last field (after every attribute was read).
+    mutating func finish() throws {
+        guard values == nil else { return }
+        do {
+            try skipFields(upTo: layout.fieldCodes.count)
+            guard reader.isAtEnd else { throw DecodeFailure("\(reader.remaining) bytes after the last field") }
+        } catch let failure as DecodeFailure {
+            throw corrupted(failure.reason)
+        }
+    }
+
+    private mutating func skipFields(upTo field: Int) throws(DecodeFailure) {
+        let codes = layout.fieldCodes
+        do {
+            while nextField < field {
+                if !isNull(nextField) { _ = try FieldCodec.skip(code: codes[nextField], in: &reader) }
+                nextField += 1
+            }
+        } catch let failure as DecodeFailure {
+            throw failure
+        } catch {
+            throw DecodeFailure("\(error)")
+        }
+    }
+
+    @inline(__always)
+    private func isNull(_ field: Int) -> Bool {
+        bitmap[field >> 3] & (UInt8(1) << UInt8(field & 7)) != 0
+    }
+
+    /// Positions the reader at the field of `slot`; false when the field is null.
+    @inline(__always)
+    private mutating func locate(_ slot: Int, code: UInt8) throws -> Bool {
+        guard slot < layout.attributeFields.count, let f = layout.attributeFields[slot] else {
+            throw corrupted("attribute \(slot) has no field")
+        }
+        guard layout.fieldCodes[f] == code else {
+            throw StoreError.typeMismatch(expected: "a field of type code \(code) for \(binding.name).\(binding.attributeNames[slot])",
+                                          actual: "type code \(layout.fieldCodes[f])")
+        }
+        if f < nextField {
+            reader.offset = fieldsStart
+            nextField = 0
+        }
+        do {
+            try skipFields(upTo: f)
+        } catch {
+            throw corrupted(error.reason)
+        }
+        nextField = f + 1
+        return !isNull(f)
+    }
+
+    /// Reads slot `slot` with `decode` in place, or converts its decoded value with `convert`.
+    @inline(__always)
+    private mutating func read<T>(_ slot: Int, code: UInt8, _ decode: (inout BinaryReader) throws -> T,
+                                  _ convert: (Value) -> T?) throws -> T? {
+        if let values {
+            guard slot < values.count else { throw corrupted("attribute \(slot) is missing") }
+            let value = values[slot]
+            if value.isNull { return nil }
+            guard let converted = convert(value) else {
+                throw StoreError.invalidValue(entity: binding.name, attribute: binding.attributeNames[slot],
+                                              expected: "\(T.self)", actual: value.caseName)
+            }
+            return converted
+        }
+        guard try locate(slot, code: code) else { return nil }
+        do {
+            return try decode(&reader)
+        } catch let failure as DecodeFailure {
+            throw corrupted(failure.reason)
+        }
+    }
+
+    @inline(__always)
+    private func required<T>(_ value: T?, _ slot: Int) throws -> T {
+        guard let value else { throw corrupted("required attribute \(binding.attributeNames[slot]) is null") }
+        return value
+    }
+
+    // MARK: Scalars
+
+    public mutating func int(_ slot: Int) throws -> Int { try required(optionalInt(slot), slot) }
+    public mutating func optionalInt(_ slot: Int) throws -> Int? {
+        try optionalInt64(slot).map { Int(truncatingIfNeeded: $0) }
+    }
+    public mutating func int64(_ slot: Int) throws -> Int64 { try required(optionalInt64(slot), slot) }
+    public mutating func optionalInt64(_ slot: Int) throws -> Int64? {
+        try read(slot, code: 1, { try $0.fixed(Int64.self) }, { $0.int64Value })
+    }
+    public mutating func int32(_ slot: Int) throws -> Int32 { try required(optionalInt32(slot), slot) }
+    public mutating func optionalInt32(_ slot: Int) throws -> Int32? {
+        try read(slot, code: 2, { try $0.fixed(Int32.self) }, { $0.int64Value.flatMap { Int32(exactly: $0) } })
+    }
+    public mutating func int16(_ slot: Int) throws -> Int16 { try required(optionalInt16(slot), slot) }
+    public mutating func optionalInt16(_ slot: Int) throws -> Int16? {
+        try read(slot, code: 3, { try $0.fixed(Int16.self) }, { $0.int64Value.flatMap { Int16(exactly: $0) } })
+    }
+    public mutating func double(_ slot: Int) throws -> Double { try required(optionalDouble(slot), slot) }
+    public mutating func optionalDouble(_ slot: Int) throws -> Double? {
+        try read(slot, code: 4, { Double(bitPattern: try $0.fixed(UInt64.self)) }, { $0.doubleValue })
+    }
+    public mutating func float(_ slot: Int) throws -> Float { try required(optionalFloat(slot), slot) }
+    public mutating func optionalFloat(_ slot: Int) throws -> Float? {
+        try read(slot, code: 5, { Float(bitPattern: try $0.fixed(UInt32.self)) }, { if case .float(let f) = $0 { f } else { nil } })
+    }
+    public mutating func bool(_ slot: Int) throws -> Bool { try required(optionalBool(slot), slot) }
+    public mutating func optionalBool(_ slot: Int) throws -> Bool? {
+        try read(slot, code: 6, { r in
+            switch try r.u8() {
+            case 0: return false
+            case 1: return true
+            case let b: throw DecodeFailure("invalid Boolean byte \(b)")
+            }
+        }, { $0.boolValue })
+    }
+    public mutating func string(_ slot: Int) throws -> String { try required(optionalString(slot), slot) }
+    public mutating func optionalString(_ slot: Int) throws -> String? {
+        try read(slot, code: 7, { try $0.string() }, { $0.stringValue })
+    }
+    public mutating func date(_ slot: Int) throws -> Date { try required(optionalDate(slot), slot) }
+    public mutating func optionalDate(_ slot: Int) throws -> Date? {
+        try read(slot, code: 8, { Date(timeIntervalSinceReferenceDate: Double(bitPattern: try $0.fixed(UInt64.self))) }, { $0.dateValue })
+    }
+    public mutating func data(_ slot: Int) throws -> Data { try required(optionalData(slot), slot) }
+    public mutating func optionalData(_ slot: Int) throws -> Data? {
+        try read(slot, code: 9, { Data(try $0.lengthPrefixed()) }, { $0.dataValue })
+    }
+    public mutating func uuid(_ slot: Int) throws -> UUID { try required(optionalUUID(slot), slot) }
+    public mutating func optionalUUID(_ slot: Int) throws -> UUID? {
+        try read(slot, code: 10, { UUID(uuid: try $0.bytes(16).loadUnaligned(as: uuid_t.self)) }, { $0.uuidValue })
+    }
+    public mutating func url(_ slot: Int) throws -> URL { try required(optionalURL(slot), slot) }
+    public mutating func optionalURL(_ slot: Int) throws -> URL? {
+        try read(slot, code: 11, { r in
+            guard let url = URL(string: try r.string()) else { throw DecodeFailure("invalid URL text") }
+            return url
+        }, { $0.urlValue })
+    }
+    public mutating func decimal(_ slot: Int) throws -> Decimal { try required(optionalDecimal(slot), slot) }
+    public mutating func optionalDecimal(_ slot: Int) throws -> Decimal? {
+        try read(slot, code: 12, { r in
+            guard let d = DecimalText.parseCanonical(try r.string()) else { throw DecodeFailure("invalid decimal text") }
+            return d
+        }, { $0.decimalValue })
+    }
+
+    // MARK: Codable and raw values
+
+    /// A `Codable` value stored as canonical JSON (its type inferred from the property it is assigned to).
+    public mutating func codable<T: Decodable>(_ slot: Int) throws -> T {
+        try required(optionalCodable(slot) as T?, slot)
+    }
+    public mutating func optionalCodable<T: Decodable>(_ slot: Int) throws -> T? {
+        guard let data = try read(slot, code: 13, { Data(try $0.lengthPrefixed()) }, { if case .codable(let d) = $0 { d } else { nil } }) else {
+            return nil
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: data)
+        } catch {
+            throw StoreError.invalidValue(entity: binding.name, attribute: binding.attributeNames[slot],
+                                          expected: "JSON of \(T.self)", actual: "\(error)")
+        }
+    }
+
+    /// A `RawRepresentable` value stored as its raw value (its type inferred from the property).
+    public mutating func raw<T: RawRepresentable>(_ slot: Int) throws -> T where T.RawValue: ModelRawValue {
+        try required(optionalRaw(slot) as T?, slot)
+    }
+    public mutating func optionalRaw<T: RawRepresentable>(_ slot: Int) throws -> T? where T.RawValue: ModelRawValue {
+        guard let raw = try T.RawValue.read(slot, from: &self) else { return nil }
+        guard let value = T(rawValue: raw) else {
+            throw StoreError.invalidValue(entity: binding.name, attribute: binding.attributeNames[slot],
+                                          expected: "a raw value of \(T.self)", actual: "\(raw)")
+        }
+        return value
+    }
+
+    // MARK: Relationships
+
+    /// The objects linked through the relationship at `position` (its position in the entity's relationships).
+    public func related(_ position: Int) throws -> [ObjectID] {
+        guard let context, position < binding.relationships.count else { return [] }
+        return try context.linkedIDs(objectID.rawValue, binding.relationships[position]).map(ObjectID.init(rawValue:))
+    }
+
+    /// The object linked through the to-one relationship at `position`, if any.
+    public func relatedOne(_ position: Int) throws -> ObjectID? {
+        guard let context, position < binding.relationships.count else { return nil }
+        return try context.firstLinkedID(objectID.rawValue, binding.relationships[position]).map(ObjectID.init(rawValue:))
+    }
+}
+
+/// A type that stores the raw values of `@Field(.rawValue)` properties: the integer, floating-point and
+/// string types Strata stores.
+public protocol ModelRawValue {
+    /// The attribute type raw values are stored as.
+    static var attributeType: AttributeType { get }
+    static func read(_ slot: Int, from reader: inout ModelReader) throws -> Self?
+    func write(_ slot: Int, to writer: inout ModelWriter) throws
+}
+
+extension String: ModelRawValue {
+    public static var attributeType: AttributeType { .string }
+    public static func read(_ slot: Int, from reader: inout ModelReader) throws -> String? { try reader.optionalString(slot) }
+    public func write(_ slot: Int, to writer: inout ModelWriter) throws { try writer.write(slot, self) }
+}
+
+extension Int: ModelRawValue {
+    public static var attributeType: AttributeType { .int64 }
+    public static func read(_ slot: Int, from reader: inout ModelReader) throws -> Int? { try reader.optionalInt(slot) }
+    public func write(_ slot: Int, to writer: inout ModelWriter) throws { try writer.write(slot, self) }
+}
+
+extension Int64: ModelRawValue {
+    public static var attributeType: AttributeType { .int64 }
+    public static func read(_ slot: Int, from reader: inout ModelReader) throws -> Int64? { try reader.optionalInt64(slot) }
+    public func write(_ slot: Int, to writer: inout ModelWriter) throws { try writer.write(slot, self) }
+}
+
+extension Int32: ModelRawValue {
+    public static var attributeType: AttributeType { .int32 }
+    public static func read(_ slot: Int, from reader: inout ModelReader) throws -> Int32? { try reader.optionalInt32(slot) }
+    public func write(_ slot: Int, to writer: inout ModelWriter) throws { try writer.write(slot, self) }
+}
+
+extension Int16: ModelRawValue {
+    public static var attributeType: AttributeType { .int16 }
+    public static func read(_ slot: Int, from reader: inout ModelReader) throws -> Int16? { try reader.optionalInt16(slot) }
+    public func write(_ slot: Int, to writer: inout ModelWriter) throws { try writer.write(slot, self) }
+}
+
+extension Double: ModelRawValue {
+    public static var attributeType: AttributeType { .double }
+    public static func read(_ slot: Int, from reader: inout ModelReader) throws -> Double? { try reader.optionalDouble(slot) }
+    public func write(_ slot: Int, to writer: inout ModelWriter) throws { try writer.write(slot, self) }
+}
+
+/// Helpers the `@Entity` macro's generated code calls.
+public enum ModelSupport {
+    /// The attribute type of a `@Field(.rawValue)` property of type `T`.
+    public static func rawAttributeType<T: RawRepresentable>(of type: T.Type) -> AttributeType where T.RawValue: ModelRawValue {
+        T.RawValue.attributeType
+    }
+
+    /// The stored form of a `@Field(.rawValue)` property's default value.
+    public static func rawDefault<T: RawRepresentable>(_ value: T) -> Value where T.RawValue: ModelQueryable {
+        value.rawValue.queryValue
+    }
+
+    /// The name of a relationship's inverse given by name, with the key path that makes the compiler check it.
+    public static func inverse(_ name: String, _ keyPath: AnyKeyPath) -> String { name }
+
+    /// The stored form of a `@Field(.codable)` property's default value (null if it cannot be encoded).
+    public static func codableDefault<T: Encodable>(_ value: T) -> Value {
+        (try? Value.encoding(value)) ?? .null
+    }
+}

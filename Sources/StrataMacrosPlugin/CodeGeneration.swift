@@ -1,0 +1,118 @@
+import SwiftSyntax
+
+/// The source the `@Entity` macro generates from a ``ModelDescription``.
+extension ModelDescription {
+    /// Slots (attribute positions in the entity) and relationship positions, in declaration order.
+    var slots: [(slot: Int, attribute: AttributeDescription)] { Array(attributes.enumerated().map { ($0.offset, $0.element) }) }
+
+    /// The members added inside the struct (where the struct's sibling types are in scope).
+    func members() -> [DeclSyntax] {
+        var out: [DeclSyntax] = []
+        if !declaresObjectID {
+            out.append("""
+            /// The object's identifier, once the value was read from a store or inserted into one.
+            \(raw: access)var objectID: Strata.ObjectID? = nil
+            """)
+        }
+        out.append("\(raw: access)static var entityName: String { \(raw: entityName) }")
+        out.append("\(raw: access)static let entity: Strata.Entity = \(raw: entityExpression())")
+        out.append(propertyNameFunction())
+        out.append(writeFunction())
+        return out
+    }
+
+    /// The `Entity(...)` expression: what the schema DSL would declare.
+    func entityExpression() -> String {
+        var lines: [String] = []
+        lines.append("Strata.Entity(")
+        lines.append("    \(entityName),")
+        lines.append("    attributes: [")
+        for a in attributes { lines.append("        \(attributeExpression(a)),") }
+        lines.append("    ],")
+        lines.append("    relationships: [")
+        for r in relationships { lines.append("        \(relationshipExpression(r)),") }
+        lines.append("    ],")
+        lines.append("    renamingIdentifier: \(originalName ?? "nil"),")
+        lines.append("    versionHashModifier: \(hashModifier ?? "nil")")
+        lines.append(")")
+        return lines.joined(separator: "\n")
+    }
+
+    private func attributeExpression(_ a: AttributeDescription) -> String {
+        let type: String
+        switch a.storage {
+        case .scalar(let scalar): type = scalar.attributeType
+        case .codable(let shape): type = ".codable(\(shape))"
+        case .raw(let swiftType): type = "Strata.ModelSupport.rawAttributeType(of: \(swiftType).self)"
+        }
+        var arguments = ["\"\(a.name)\"", type]
+        if a.isOptional { arguments.append("isOptional: true") }
+        if let d = a.defaultValue { arguments.append("defaultValue: \(d)") }
+        if a.isTransient { arguments.append("isTransient: true") }
+        if a.isIndexed { arguments.append("isIndexed: true") }
+        if a.isUnique { arguments.append("isUnique: true") }
+        if let o = a.originalName { arguments.append("renamingIdentifier: \(o)") }
+        if let h = a.hashModifier { arguments.append("versionHashModifier: \(h)") }
+        return "Strata.Attribute(" + arguments.joined(separator: ", ") + ")"
+    }
+
+    private func relationshipExpression(_ r: RelationshipDescription) -> String {
+        let inverse = r.inverseIsChecked
+            ? "\"\(r.inverse)\""
+            : "Strata.ModelSupport.inverse(\"\(r.inverse)\", \\\(r.destinationType).\(r.inverse))"
+        var arguments = ["\"\(r.name)\"", "to: \(r.destinationType).entityName", "inverse: \(inverse)"]
+        if r.isToMany { arguments.append("toMany: true") }
+        if let d = r.deleteRule { arguments.append("deleteRule: \(d)") }
+        if let m = r.minCount { arguments.append("minCount: \(m)") }
+        if let m = r.maxCount { arguments.append("maxCount: \(m)") }
+        if let o = r.originalName { arguments.append("renamingIdentifier: \(o)") }
+        if let h = r.hashModifier { arguments.append("versionHashModifier: \(h)") }
+        return "Strata.Relationship(" + arguments.joined(separator: ", ") + ")"
+    }
+
+    private func propertyNameFunction() -> DeclSyntax {
+        var lines = ["\(access)static func propertyName(for keyPath: AnyKeyPath) -> String? {"]
+        for a in attributes { lines.append("    if keyPath == \\Self.\(a.name) as AnyKeyPath { return \"\(a.name)\" }") }
+        for r in relationships { lines.append("    if keyPath == \\Self.\(r.name) as AnyKeyPath { return \"\(r.name)\" }") }
+        lines.append("    return nil")
+        lines.append("}")
+        return DeclSyntax(stringLiteral: lines.joined(separator: "\n"))
+    }
+
+    private func writeFunction() -> DeclSyntax {
+        var lines = ["\(access)func write(to record: inout Strata.ModelWriter) throws {"]
+        for (slot, a) in slots where !a.isTransient {
+            switch a.storage {
+            case .scalar: lines.append("    try record.write(\(slot), self.\(a.name))")
+            case .codable: lines.append("    try record.writeCodable(\(slot), self.\(a.name))")
+            case .raw: lines.append("    try record.writeRaw(\(slot), self.\(a.name))")
+            }
+        }
+        for (position, r) in relationships.enumerated() {
+            lines.append("    record.relate(\(position), self.\(r.name))")
+        }
+        lines.append("}")
+        return DeclSyntax(stringLiteral: lines.joined(separator: "\n"))
+    }
+
+    /// The initializer that reads a stored object (in an extension, so that the struct keeps its memberwise
+    /// initializer; it names no type, so that nothing has to resolve outside the struct's scope).
+    func readingInitializer() -> DeclSyntax {
+        var lines = ["\(access)init(from record: inout Strata.ModelReader) throws {"]
+        for (slot, a) in slots where !a.isTransient {
+            let method: String
+            switch a.storage {
+            case .scalar(let scalar): method = a.isOptional ? scalar.optionalReadMethod : scalar.readMethod
+            case .codable: method = a.isOptional ? "optionalCodable" : "codable"
+            case .raw: method = a.isOptional ? "optionalRaw" : "raw"
+            }
+            lines.append("    self.\(a.name) = try record.\(method)(\(slot))")
+        }
+        for (position, r) in relationships.enumerated() {
+            lines.append("    self.\(r.name) = try record.\(r.isToMany ? "related" : "relatedOne")(\(position))")
+        }
+        lines.append("    self.objectID = record.objectID")
+        lines.append("}")
+        return DeclSyntax(stringLiteral: lines.joined(separator: "\n"))
+    }
+}

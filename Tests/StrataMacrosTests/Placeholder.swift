@@ -1,0 +1,1 @@
+// Macro expansion tests live here.
