@@ -67,7 +67,7 @@ let package = Package(
             dependencies: ["Strata", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // The tutorial apps (posts, books, notes) as frozen version chains, for the example and the tests.
-        .target(name: "StrataTutorials", dependencies: ["Strata", "StrataTestKit"]),
+        .target(name: "StrataTutorials", dependencies: ["StrataModels", "StrataTestKit"]),
         .target(name: "StrataTestKit", dependencies: ["Strata"]),
         .executableTarget(name: "StrataExample", dependencies: ["Strata", "StrataTutorials"]),
         .target(name: "StrataTestSupport", dependencies: ["Strata", "StrataTestKit"], path: "Tests/StrataTestSupport"),

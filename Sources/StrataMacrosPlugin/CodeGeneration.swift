@@ -14,11 +14,29 @@ extension ModelDescription {
             \(raw: access)var objectID: Strata.ObjectID? = nil
             """)
         }
+        if access == "public " && !declaresInitializer { out.append(memberwiseInitializer()) }
         out.append("\(raw: access)static var entityName: String { \(raw: entityName) }")
         out.append("\(raw: access)static let entity: Strata.Entity = \(raw: entityExpression())")
         out.append(propertyNameFunction())
         out.append(writeFunction())
         return out
+    }
+
+    /// A public memberwise initializer for a public struct (Swift's implicit one is internal): every stored
+    /// property in declaration order, with its initial value (or nil for optionals) as the default.
+    func memberwiseInitializer() -> DeclSyntax {
+        var properties = storedProperties
+        if !declaresObjectID {
+            properties.append(StoredProperty(name: "objectID", type: "Strata.ObjectID?", initialValue: "nil", isOptional: true, isLet: false))
+        }
+        let parameters = properties.filter { !($0.isLet && $0.initialValue != nil) }.map { p -> String in
+            let value = p.initialValue ?? (p.isOptional && !p.isLet ? "nil" : nil)
+            return "\(p.name): \(p.type)" + (value.map { " = \($0)" } ?? "")
+        }
+        var lines = ["public init(" + parameters.joined(separator: ", ") + ") {"]
+        for p in properties where !(p.isLet && p.initialValue != nil) { lines.append("    self.\(p.name) = \(p.name)") }
+        lines.append("}")
+        return DeclSyntax(stringLiteral: lines.joined(separator: "\n"))
     }
 
     /// The `Entity(...)` expression: what the schema DSL would declare.

@@ -45,6 +45,16 @@ struct ModelDescription {
         var hashModifier: String?
     }
 
+    /// A stored property, in declaration order: what a memberwise initializer takes.
+    struct StoredProperty {
+        var name: String
+        var type: String
+        /// The initial value's source, if any.
+        var initialValue: String?
+        var isOptional: Bool
+        var isLet: Bool
+    }
+
     var typeName: String
     /// The Swift expression of the entity's name (a string literal).
     var entityName: String
@@ -53,6 +63,9 @@ struct ModelDescription {
     /// The access modifier the generated members take (`public `, `package ` or nothing).
     var access: String
     var declaresObjectID = false
+    /// Whether the struct declares an initializer (then no memberwise initializer is generated).
+    var declaresInitializer = false
+    var storedProperties: [StoredProperty] = []
     var attributes: [AttributeDescription] = []
     var relationships: [RelationshipDescription] = []
     var diagnostics: [Diagnostic] = []
@@ -91,6 +104,7 @@ extension ModelDescription {
             }
         }
         for member in structDecl.memberBlock.members {
+            if member.decl.is(InitializerDeclSyntax.self) { declaresInitializer = true }
             guard let variable = member.decl.as(VariableDeclSyntax.self) else { continue }
             read(variable)
         }
@@ -152,6 +166,9 @@ extension ModelDescription {
         }
         if name == "objectID" {
             declaresObjectID = true
+            storedProperties.append(StoredProperty(name: name, type: binding.typeAnnotation?.type.trimmedDescription ?? "Strata.ObjectID?",
+                                                   initialValue: binding.initializer?.value.trimmedDescription,
+                                                   isOptional: true, isLet: isLet))
             let type = binding.typeAnnotation?.type
             let ok = type.map { t in
                 guard let wrapped = PropertyType(t).optionalWrapped else { return false }
@@ -172,6 +189,9 @@ extension ModelDescription {
             return
         }
         let type = PropertyType(typeSyntax)
+        storedProperties.append(StoredProperty(name: name, type: typeSyntax.trimmedDescription,
+                                               initialValue: initializer?.trimmedDescription,
+                                               isOptional: type.optionalWrapped != nil, isLet: isLet))
         if let related {
             readRelationship(variable, name: name, type: type, attribute: related)
             return

@@ -10,6 +10,8 @@
 /// - A literal initial value (`var softDelete = false`) is the attribute's default, recorded in the schema.
 /// - `ObjectID?` and `[ObjectID]` properties marked `@Related(inverse:)` are to-one and to-many relationships.
 /// - A property `objectID: ObjectID?` holds the object's identifier; the macro adds one when the struct has none.
+/// - A public struct without an initializer gets a public memberwise initializer (Swift's implicit one is
+///   internal), each property's initial value as its default.
 ///
 /// The entity's name is the struct's name unless given: `@Entity("Article")`. `originalName` is the entity's
 /// renaming identifier (its name in the previous version); `hashModifier` its version hash modifier.
@@ -23,7 +25,7 @@
 ///     var softDelete: Bool = false
 /// }
 /// ```
-@attached(member, names: named(objectID), named(entityName), named(entity), named(propertyName), named(write))
+@attached(member, names: named(init), named(objectID), named(entityName), named(entity), named(propertyName), named(write))
 @attached(extension, conformances: EntityModel, names: named(init))
 public macro Entity(_ name: String? = nil, originalName: String? = nil, hashModifier: String? = nil) =
     #externalMacro(module: "StrataMacrosPlugin", type: "EntityMacro")

@@ -1,5 +1,5 @@
 import Foundation
-import Strata
+import StrataModels
 import StrataTestKit
 
 /// The books app of the heavyweight-migration tutorials.
@@ -10,71 +10,130 @@ import StrataTestKit
 /// - v3: `Book.fileURL` becomes a `File` entity: one file per (book, reader) pair, each linked to its book and
 ///   its user; users gain a `displayName` and are mapped before books, whose files copy the reader's
 ///   destination `displayName` (a custom stage whose mapping order matters)
+///
+/// The versions are Swift model types; the stages are typed mappings (`V1.Book` in, `V2.Book` and
+/// `V2.Author` out). The dynamic policies of the same stages follow, for comparison.
 public enum BooksApp {
-    public static let v1: Schema = frozen {
-        try Schema("v1") {
-            Entity("User") {
-                Attribute("name", .string).unique()
-                Relationship("books", to: "Book", inverse: "readers", toMany: true)
-            }
-            Entity("Book") {
-                Attribute("title", .string)
-                Attribute("authorName", .string)
-                Attribute("fileURL", .url)
-                Relationship("readers", to: "User", inverse: "books", toMany: true)
-            }
+    public enum V1: SchemaVersion {
+        public static let versionIdentifier = "v1"
+        public static let models: [any EntityModel.Type] = [User.self, Book.self]
+
+        @Entity public struct User {
+            @Field(.unique) public var name: String
+            @Related(inverse: \Book.readers) public var books: [ObjectID] = []
+        }
+
+        @Entity public struct Book {
+            public var title: String
+            public var authorName: String
+            public var fileURL: URL
+            @Related(to: User.self, inverse: "books") public var readers: [ObjectID] = []
         }
     }
 
-    public static let v2: Schema = frozen {
-        try Schema("v2") {
-            Entity("User") {
-                Attribute("name", .string).unique()
-                Relationship("books", to: "Book", inverse: "readers", toMany: true)
-            }
-            Entity("Book") {
-                Attribute("title", .string)
-                Attribute("fileURL", .url)
-                Relationship("readers", to: "User", inverse: "books", toMany: true)
-                Relationship("authors", to: "Author", inverse: "books", toMany: true)
-            }
-            Entity("Author") {
-                Attribute("name", .string).unique()
-                Relationship("books", to: "Book", inverse: "authors", toMany: true)
-            }
+    public enum V2: SchemaVersion {
+        public static let versionIdentifier = "v2"
+        public static let models: [any EntityModel.Type] = [User.self, Book.self, Author.self]
+
+        @Entity public struct User {
+            @Field(.unique) public var name: String
+            @Related(inverse: \Book.readers) public var books: [ObjectID] = []
+        }
+
+        @Entity public struct Book {
+            public var title: String
+            public var fileURL: URL
+            @Related(to: User.self, inverse: "books") public var readers: [ObjectID] = []
+            @Related(inverse: \Author.books) public var authors: [ObjectID] = []
+        }
+
+        @Entity public struct Author {
+            @Field(.unique) public var name: String
+            @Related(to: Book.self, inverse: "authors") public var books: [ObjectID] = []
         }
     }
 
-    public static let v3: Schema = frozen {
-        try Schema("v3") {
-            Entity("User") {
-                Attribute("name", .string).unique()
-                Attribute("displayName", .string)
-                Relationship("books", to: "Book", inverse: "readers", toMany: true)
-                Relationship("files", to: "File", inverse: "user", toMany: true, deleteRule: .cascade)
-            }
-            Entity("Book") {
-                Attribute("title", .string)
-                Relationship("readers", to: "User", inverse: "books", toMany: true)
-                Relationship("authors", to: "Author", inverse: "books", toMany: true)
-                Relationship("files", to: "File", inverse: "book", toMany: true, deleteRule: .cascade)
-            }
-            Entity("Author") {
-                Attribute("name", .string).unique()
-                Relationship("books", to: "Book", inverse: "authors", toMany: true)
-            }
-            Entity("File") {
-                Attribute("url", .url)
-                Attribute("ownerDisplayName", .string)
-                Relationship("book", to: "Book", inverse: "files")
-                Relationship("user", to: "User", inverse: "files")
-            }
+    public enum V3: SchemaVersion {
+        public static let versionIdentifier = "v3"
+        public static let models: [any EntityModel.Type] = [User.self, Book.self, Author.self, File.self]
+
+        @Entity public struct User {
+            @Field(.unique) public var name: String
+            public var displayName: String
+            @Related(inverse: \Book.readers) public var books: [ObjectID] = []
+            @Related(inverse: \File.user, deleteRule: .cascade) public var files: [ObjectID] = []
+        }
+
+        @Entity public struct Book {
+            public var title: String
+            @Related(to: User.self, inverse: "books") public var readers: [ObjectID] = []
+            @Related(inverse: \Author.books) public var authors: [ObjectID] = []
+            @Related(inverse: \File.book, deleteRule: .cascade) public var files: [ObjectID] = []
+        }
+
+        @Entity public struct Author {
+            @Field(.unique) public var name: String
+            @Related(to: Book.self, inverse: "authors") public var books: [ObjectID] = []
+        }
+
+        @Entity public struct File {
+            public var url: URL
+            public var ownerDisplayName: String
+            @Related(to: Book.self, inverse: "files") public var book: ObjectID?
+            @Related(to: User.self, inverse: "files") public var user: ObjectID?
         }
     }
+
+    public static let v1: Schema = frozen { try Schema(V1.self) }
+    public static let v2: Schema = frozen { try Schema(V2.self) }
+    public static let v3: Schema = frozen { try Schema(V3.self) }
 
     public static let versions = [v1, v2, v3]
 
-    /// v1 → v2: one `Author` per distinct `authorName`, found through a lookup table kept in the store.
+    /// v1 → v2 as a typed mapping: one `Author` per distinct `authorName`, found through a lookup table kept
+    /// in the store.
+    public static let authorsStage = MigrationStage.custom(from: V1.self, to: V2.self, entityMappings: [
+        .each(V1.Book.self, creating: [V2.Author.self], instances: { book, context in
+            try context.insert(V2.Book(title: book.title, fileURL: book.fileURL), keepingSourceID: true)
+            _ = try context.lookupOrInsert("authors", key: .string(book.authorName)) { V2.Author(name: book.authorName) }
+        }, relationships: { book, context in
+            try context.linkInferred()
+            if let id = book.objectID, let author = try context.lookup("authors", .string(book.authorName)) {
+                try context.link(id, \V2.Book.authors, to: author)
+            }
+        }),
+    ])
+
+    /// v2 → v3 as typed mappings: users first (they gain a display name), then books, whose files copy their
+    /// reader's display name as the destination already holds it.
+    public static let filesStage = MigrationStage.custom(from: V2.self, to: V3.self, entityMappings: [
+        .each(V2.User.self, instances: { user, context in
+            try context.insert(V3.User(name: user.name, displayName: user.name.capitalized), keepingSourceID: true)
+        }),
+        .each(V2.Book.self, creating: [V3.File.self], instances: { book, context in
+            try context.insert(V3.Book(title: book.title), keepingSourceID: true)
+            for reader in try context.related(book, \V2.Book.readers) {
+                guard let destination = try context.destinations(for: reader, as: V3.User.self).first,
+                      let user = try context.destination(V3.User.self, id: destination) else {
+                    throw BooksMigrationError.readerNotMigratedYet(reader)
+                }
+                try context.insert(V3.File(url: book.fileURL, ownerDisplayName: user.displayName))
+            }
+        }, relationships: { book, context in
+            try context.linkInferred()
+            guard let id = book.objectID else { return }
+            let files = try context.destinations(for: id, as: V3.File.self)
+            let readers = try context.related(book, \V2.Book.readers)
+            for (file, reader) in zip(files, readers) {
+                try context.link(file, \V3.File.book, to: id)
+                if let user = try context.destinations(for: reader, as: V3.User.self).first {
+                    try context.link(file, \V3.File.user, to: user)
+                }
+            }
+        }),
+    ])
+
+    /// v1 → v2 as a dynamic policy: one `Author` per distinct `authorName`, through a lookup table.
     public struct AuthorPolicy: EntityMigrationPolicy {
         public init() {}
 
@@ -141,11 +200,13 @@ public enum BooksApp {
         }
     }
 
-    public static let authorsStage = MigrationStage.custom(
+    /// The authors stage as dynamic policies.
+    public static let dynamicAuthorsStage = MigrationStage.custom(
         from: "v1", to: "v2",
         entityMappings: [EntityMapping(source: "Book", destinations: ["Author"], policy: AuthorPolicy())])
 
-    public static let filesStage = MigrationStage.custom(
+    /// The files stage as dynamic policies.
+    public static let dynamicFilesStage = MigrationStage.custom(
         from: "v2", to: "v3",
         entityMappings: [
             EntityMapping(source: "User", policy: UserPolicy()),

@@ -1,5 +1,5 @@
 import Foundation
-import Strata
+import StrataModels
 
 /// The notes app: an attribute added; an attribute replaced by an entity linked by a to-one relationship;
 /// that to-one turned into a to-many keeping the existing links.
@@ -10,60 +10,84 @@ import Strata
 ///   `Note.category` ↔ `Category.notes` (a custom stage with a lookup table)
 /// - v4: `Note.category` becomes the to-many `Note.categories` (renaming identifier; lightweight, links kept)
 public enum NotesApp {
-    public static let v1: Schema = frozen {
-        try Schema("v1") {
-            Entity("Note") {
-                Attribute("title", .string)
-                Attribute("body", .string)
-                Attribute("category", .string)
-            }
+    public enum V1: SchemaVersion {
+        public static let versionIdentifier = "v1"
+        public static let models: [any EntityModel.Type] = [Note.self]
+
+        @Entity public struct Note {
+            public var title: String
+            public var body: String
+            public var category: String
         }
     }
 
-    public static let v2: Schema = frozen {
-        try Schema("v2") {
-            Entity("Note") {
-                Attribute("title", .string)
-                Attribute("body", .string)
-                Attribute("category", .string)
-                Attribute("pinned", .bool).defaultValue(false)
-            }
+    public enum V2: SchemaVersion {
+        public static let versionIdentifier = "v2"
+        public static let models: [any EntityModel.Type] = [Note.self]
+
+        @Entity public struct Note {
+            public var title: String
+            public var body: String
+            public var category: String
+            public var pinned: Bool = false
         }
     }
 
-    public static let v3: Schema = frozen {
-        try Schema("v3") {
-            Entity("Note") {
-                Attribute("title", .string)
-                Attribute("body", .string)
-                Attribute("pinned", .bool).defaultValue(false)
-                Relationship("category", to: "Category", inverse: "notes")
-            }
-            Entity("Category") {
-                Attribute("name", .string).unique()
-                Relationship("notes", to: "Note", inverse: "category", toMany: true)
-            }
+    public enum V3: SchemaVersion {
+        public static let versionIdentifier = "v3"
+        public static let models: [any EntityModel.Type] = [Note.self, Category.self]
+
+        @Entity public struct Note {
+            public var title: String
+            public var body: String
+            public var pinned: Bool = false
+            @Related(inverse: \Category.notes) public var category: ObjectID?
+        }
+
+        @Entity public struct Category {
+            @Field(.unique) public var name: String
+            @Related(to: Note.self, inverse: "category") public var notes: [ObjectID] = []
         }
     }
 
-    public static let v4: Schema = frozen {
-        try Schema("v4") {
-            Entity("Note") {
-                Attribute("title", .string)
-                Attribute("body", .string)
-                Attribute("pinned", .bool).defaultValue(false)
-                Relationship("categories", to: "Category", inverse: "notes", toMany: true).renamed(from: "category")
-            }
-            Entity("Category") {
-                Attribute("name", .string).unique()
-                Relationship("notes", to: "Note", inverse: "categories", toMany: true)
-            }
+    public enum V4: SchemaVersion {
+        public static let versionIdentifier = "v4"
+        public static let models: [any EntityModel.Type] = [Note.self, Category.self]
+
+        @Entity public struct Note {
+            public var title: String
+            public var body: String
+            public var pinned: Bool = false
+            @Related(inverse: \Category.notes, originalName: "category") public var categories: [ObjectID] = []
+        }
+
+        @Entity public struct Category {
+            @Field(.unique) public var name: String
+            @Related(to: Note.self, inverse: "categories") public var notes: [ObjectID] = []
         }
     }
+
+    public static let v1: Schema = frozen { try Schema(V1.self) }
+    public static let v2: Schema = frozen { try Schema(V2.self) }
+    public static let v3: Schema = frozen { try Schema(V3.self) }
+    public static let v4: Schema = frozen { try Schema(V4.self) }
 
     public static let versions = [v1, v2, v3, v4]
 
-    public static let categoriesStage = MigrationStage.custom(
+    /// v2 → v3 as a typed mapping: one `Category` per distinct name, through a lookup table.
+    public static let categoriesStage = MigrationStage.custom(from: V2.self, to: V3.self, entityMappings: [
+        .each(V2.Note.self, creating: [V3.Category.self], instances: { note, context in
+            try context.insert(V3.Note(title: note.title, body: note.body, pinned: note.pinned), keepingSourceID: true)
+            _ = try context.lookupOrInsert("categories", key: .string(note.category)) { V3.Category(name: note.category) }
+        }, relationships: { note, context in
+            if let id = note.objectID, let category = try context.lookup("categories", .string(note.category)) {
+                try context.link(id, \V3.Note.category, to: category)
+            }
+        }),
+    ])
+
+    /// The same stage as a dynamic mapping.
+    public static let dynamicCategoriesStage = MigrationStage.custom(
         from: "v2", to: "v3",
         entityMappings: [
             .transform("Note", destinations: ["Category"], instances: { note, context in

@@ -1,76 +1,100 @@
 import Foundation
-import Strata
+import StrataModels
 import StrataTestKit
 
-/// The posts app of the progressive-migration tutorials, as the versions it shipped.
+/// The posts app of the progressive-migration tutorials, as the versions it shipped — each a namespace of
+/// model types, frozen as it shipped.
 ///
 /// - v1: `Post(postID, color, content, date)`
 /// - v2: `color` renamed `hexColor` (a renaming identifier: lightweight)
 /// - v3: `content` moves into a new `Section` entity (`title` = first 4 characters + "...", `body` = the
-///   content, `index` = 0); `Post.sections` ↔ `Section.post` (a custom stage with an entity policy)
+///   content, `index` = 0); `Post.sections` ↔ `Section.post` (a custom stage: a typed mapping that takes a
+///   `V2.Post` and writes a `V3.Post` and its `V3.Section`)
 /// - v4: `softDelete` added, default false (lightweight)
 public enum PostsApp {
-    public static let v1: Schema = frozen {
-        try Schema("v1") {
-            Entity("Post") {
-                Attribute("postID", .uuid).unique()
-                Attribute("color", .string)
-                Attribute("content", .string)
-                Attribute("date", .date).indexed()
-            }
+    public enum V1: SchemaVersion {
+        public static let versionIdentifier = "v1"
+        public static let models: [any EntityModel.Type] = [Post.self]
+
+        @Entity public struct Post {
+            @Field(.unique) public var postID: UUID
+            public var color: String
+            public var content: String
+            @Field(.indexed) public var date: Date
         }
     }
 
-    public static let v2: Schema = frozen {
-        try Schema("v2") {
-            Entity("Post") {
-                Attribute("postID", .uuid).unique()
-                Attribute("hexColor", .string).renamed(from: "color")
-                Attribute("content", .string)
-                Attribute("date", .date).indexed()
-            }
+    public enum V2: SchemaVersion {
+        public static let versionIdentifier = "v2"
+        public static let models: [any EntityModel.Type] = [Post.self]
+
+        @Entity public struct Post {
+            @Field(.unique) public var postID: UUID
+            @Field(originalName: "color") public var hexColor: String
+            public var content: String
+            @Field(.indexed) public var date: Date
         }
     }
 
-    public static let v3: Schema = frozen {
-        try Schema("v3") {
-            Entity("Post") {
-                Attribute("postID", .uuid).unique()
-                Attribute("hexColor", .string)
-                Attribute("date", .date).indexed()
-                Relationship("sections", to: "Section", inverse: "post", toMany: true, deleteRule: .cascade)
-            }
-            Entity("Section") {
-                Attribute("title", .string)
-                Attribute("body", .string)
-                Attribute("index", .int64)
-                Relationship("post", to: "Post", inverse: "sections")
-            }
+    public enum V3: SchemaVersion {
+        public static let versionIdentifier = "v3"
+        public static let models: [any EntityModel.Type] = [Post.self, Section.self]
+
+        @Entity public struct Post {
+            @Field(.unique) public var postID: UUID
+            public var hexColor: String
+            @Field(.indexed) public var date: Date
+            @Related(inverse: \Section.post, deleteRule: .cascade) public var sections: [ObjectID] = []
+        }
+
+        @Entity public struct Section {
+            public var title: String
+            public var body: String
+            public var index: Int
+            @Related(to: Post.self, inverse: "sections") public var post: ObjectID?
         }
     }
 
-    public static let v4: Schema = frozen {
-        try Schema("v4") {
-            Entity("Post") {
-                Attribute("postID", .uuid).unique()
-                Attribute("hexColor", .string)
-                Attribute("date", .date).indexed()
-                Attribute("softDelete", .bool).defaultValue(false)
-                Relationship("sections", to: "Section", inverse: "post", toMany: true, deleteRule: .cascade)
-            }
-            Entity("Section") {
-                Attribute("title", .string)
-                Attribute("body", .string)
-                Attribute("index", .int64)
-                Relationship("post", to: "Post", inverse: "sections")
-            }
+    public enum V4: SchemaVersion {
+        public static let versionIdentifier = "v4"
+        public static let models: [any EntityModel.Type] = [Post.self, Section.self]
+
+        @Entity public struct Post {
+            @Field(.unique) public var postID: UUID
+            public var hexColor: String
+            @Field(.indexed) public var date: Date
+            public var softDelete: Bool = false
+            @Related(inverse: \Section.post, deleteRule: .cascade) public var sections: [ObjectID] = []
+        }
+
+        @Entity public struct Section {
+            public var title: String
+            public var body: String
+            public var index: Int
+            @Related(to: Post.self, inverse: "sections") public var post: ObjectID?
         }
     }
+
+    public static let v1: Schema = frozen { try Schema(V1.self) }
+    public static let v2: Schema = frozen { try Schema(V2.self) }
+    public static let v3: Schema = frozen { try Schema(V3.self) }
+    public static let v4: Schema = frozen { try Schema(V4.self) }
 
     /// Every version, oldest first.
     public static let versions = [v1, v2, v3, v4]
 
-    /// v2 → v3: each post keeps its identity and loses `content`, which becomes its first section.
+    /// v2 → v3: each post keeps its identity and loses `content`, which becomes its first section — the old
+    /// type in, the new types out.
+    public static let splitContent = MigrationStage.custom(from: V2.self, to: V3.self, entityMappings: [
+        .each(V2.Post.self, creating: [V3.Section.self]) { post, context in
+            let kept = try context.insert(V3.Post(postID: post.postID, hexColor: post.hexColor, date: post.date),
+                                          keepingSourceID: true)
+            let section = try context.insert(V3.Section(title: String(post.content.prefix(4)) + "...", body: post.content, index: 0))
+            try context.link(section, \V3.Section.post, to: kept)
+        },
+    ])
+
+    /// The same step as a dynamic entity policy (the form for tools and dynamic code).
     public struct SplitContentPolicy: EntityMigrationPolicy {
         public init() {}
 
@@ -91,12 +115,8 @@ public enum PostsApp {
         }
     }
 
-    public static let splitContent = MigrationStage.custom(
-        from: "v2", to: "v3",
-        entityMappings: [EntityMapping(source: "Post", destinations: ["Section"], policy: SplitContentPolicy())])
-
     /// The plan an app shipping v4 opens its store with.
-    public static let plan: MigrationPlan = frozen { try MigrationPlan(schemas: versions, stages: [splitContent]) }
+    public static let plan: MigrationPlan = frozen { try MigrationPlan(versions: [V1.self, V2.self, V3.self, V4.self], stages: [splitContent]) }
 
     /// Fills a store at `version` (v1, v2 or v3) with `count` posts, deterministically from `seed`.
     public static func fill(_ context: WriteContext, version: String, count: Int, seed: UInt64 = 1) throws {
@@ -107,16 +127,12 @@ public enum PostsApp {
             let date = Date(timeIntervalSinceReferenceDate: 700_000_000 + Double(i) * 60)
             switch version {
             case "v1":
-                try context.insert("Post", ["postID": .uuid(random.uuid()), "color": .string(colour),
-                                            "content": .string(content), "date": .date(date)])
+                try context.insert(V1.Post(postID: random.uuid(), color: colour, content: content, date: date))
             case "v2":
-                try context.insert("Post", ["postID": .uuid(random.uuid()), "hexColor": .string(colour),
-                                            "content": .string(content), "date": .date(date)])
+                try context.insert(V2.Post(postID: random.uuid(), hexColor: colour, content: content, date: date))
             default:
-                let post = try context.insert("Post", ["postID": .uuid(random.uuid()), "hexColor": .string(colour), "date": .date(date)])
-                let section = try context.insert("Section", ["title": .string(String(content.prefix(4)) + "..."),
-                                                             "body": .string(content), "index": 0])
-                try context.link(post, "sections", to: section)
+                let post = try context.insert(V3.Post(postID: random.uuid(), hexColor: colour, date: date))
+                try context.insert(V3.Section(title: String(content.prefix(4)) + "...", body: content, index: 0, post: post))
             }
         }
     }

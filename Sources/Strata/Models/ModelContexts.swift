@@ -27,6 +27,13 @@ extension ReadContext {
         return try decodeModel(T.self, bytes, id: id.rawValue, binding: binding)
     }
 
+    /// The object `id` of `binding`'s entity as a value of `T` (checked against the binding).
+    func fetchModel<T: EntityModel>(_ type: T.Type, id: ObjectID, binding: EntityBinding) throws -> T? {
+        try binding.verifyModel(T.self)
+        guard let bytes = try ObjectKey.with(id.rawValue, { try txn.get(binding.dbi, key: $0) }) else { return nil }
+        return try decodeModel(T.self, bytes, id: id.rawValue, binding: binding)
+    }
+
     /// The objects of `T`'s entity, as a lazy query filtered, sorted and limited by key paths.
     public func objects<T: EntityModel>(_ type: T.Type) throws -> ModelQuery<T> {
         ModelQuery(context: self, binding: try modelBinding(T.self))

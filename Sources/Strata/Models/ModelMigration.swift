@@ -61,7 +61,7 @@ struct ModelPolicy<Source: EntityModel>: EntityMigrationPolicy {
 
     func createRelationships(for source: DynamicObject, in context: RelationshipMigrationContext) throws {
         guard let relationships else { return try context.linkInferred(for: source) }
-        try relationships(try context.sourceReader.model(Source.self, from: source), ModelRelationshipContext(base: context))
+        try relationships(try context.sourceReader.model(Source.self, from: source), ModelRelationshipContext(base: context, source: source))
     }
 }
 
@@ -111,6 +111,17 @@ public struct ModelMigrationContext {
         guard let id = source.objectID else { return [] }
         return try base.sourceReader.related(id, of: S.entityName, try S.requirePropertyName(relationship))
     }
+
+    /// The destination objects of model type `T` made so far from source object `source` (by this stage's
+    /// mappings that already ran, or that kept its identifier).
+    public func destinations<T: EntityModel>(for source: ObjectID, as type: T.Type) throws -> [ObjectID] {
+        try base.destinations(for: source, entity: T.entityName)
+    }
+
+    /// A destination object already written by the stage, as a value of the destination model type `T`.
+    public func destination<T: EntityModel>(_ type: T.Type, id: ObjectID) throws -> T? {
+        try base.writer.fetchModel(T.self, id: id, binding: try base.runner.destination.entity(T.entityName))
+    }
 }
 
 /// What a typed mapping can do in the relationship pass: find the destination objects made from any source
@@ -118,6 +129,18 @@ public struct ModelMigrationContext {
 public struct ModelRelationshipContext {
     /// The dynamic context underneath.
     public let base: RelationshipMigrationContext
+    let source: DynamicObject
+
+    /// Translates the current source object's links as the inferred mapping would (what a mapping without a
+    /// relationship closure does).
+    public func linkInferred() throws {
+        try base.linkInferred(for: source)
+    }
+
+    /// The destination object a lookup table holds for `key`.
+    public func lookup(_ table: String, _ key: Value) throws -> ObjectID? {
+        try base.lookup(table, key)
+    }
 
     /// The destination objects of model type `T` made from source object `source`.
     public func destinations<T: EntityModel>(for source: ObjectID, as type: T.Type) throws -> [ObjectID] {

@@ -142,7 +142,12 @@ public struct ModelReader {
 
     @inline(__always)
     private func required<T>(_ value: T?, _ slot: Int) throws -> T {
-        guard let value else { throw corrupted("required attribute \(binding.attributeNames[slot]) is null") }
+        guard let value else {
+            // Decoded values (an inferred object a policy has not filled in yet) may lack a required value; a
+            // stored record never does unless it is damaged.
+            if values != nil { throw StoreError.missingRequiredValue(entity: binding.name, attribute: binding.attributeNames[slot]) }
+            throw corrupted("required attribute \(binding.attributeNames[slot]) is null")
+        }
         return value
     }
 
