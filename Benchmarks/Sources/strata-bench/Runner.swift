@@ -20,9 +20,10 @@ struct ResultRow: Codable {
     var operations: Int
     var unit: String
     var fileBytes: Int
-    /// Strata rows: Strata's throughput divided by raw LMDB's and by SQLite's in the same run.
+    /// Strata rows: Strata's throughput divided by raw LMDB's, SQLite's and GRDB's in the same run.
     var ratioToLmdb: Double?
     var ratioToSqlite: Double?
+    var ratioToGrdb: Double?
     var extra: [String: Double]
     var notes: [String]
 }
@@ -63,7 +64,7 @@ struct Results: Codable {
 struct StrataBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata-bench",
-        abstract: "Strata beside raw LMDB (the limit) and SQLite (the peer): insert, open, scan, get and migrations.",
+        abstract: "Strata beside raw LMDB (the limit), SQLite and GRDB (the peers): insert, open, scan, get and migrations.",
         discussion: """
             Each measurement runs in a fresh child process on a store built for it by another child; the table \
             goes to standard output, progress to standard error. Build in release mode: \
@@ -175,7 +176,7 @@ struct StrataBench: ParsableCommand {
                 recordsPerSecond: Double(report.operations) / max(report.seconds, 1e-12),
                 peakRssBytes: outcome.maxRSSBytes, peakAnonBytes: report.peakAnonBytes,
                 baselineAnonBytes: report.baselineAnonBytes, operations: report.operations, unit: report.unit,
-                fileBytes: report.fileBytes, ratioToLmdb: nil, ratioToSqlite: nil, extra: report.extra, notes: report.notes)
+                fileBytes: report.fileBytes, ratioToLmdb: nil, ratioToSqlite: nil, ratioToGrdb: nil, extra: report.extra, notes: report.notes)
             rows.append(row)
             note("\(tag): \(format(seconds: row.seconds)), \(format(rate: row.recordsPerSecond)) \(row.unit)/s, "
                  + "peak RSS \(format(bytes: row.peakRssBytes)), peak anon \(format(bytes: row.peakAnonBytes))")

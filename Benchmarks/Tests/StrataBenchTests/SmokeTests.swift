@@ -39,6 +39,7 @@ import Testing
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
         #expect(table.contains("| scenario"))
+        #expect(table.contains("× grdb"))
         #expect(table.contains("Goals (this run):"))
 
         let object = try JSONSerialization.jsonObject(with: Data(contentsOf: json))
@@ -53,7 +54,7 @@ import Testing
         let scenarios = ["insert", "open", "scan", "get", "lightweight-metadata", "lightweight-rewrite", "custom-split"]
         var expected: Set<String> = []
         for s in scenarios {
-            for system in ["strata", "lmdb", "sqlite"] { expected.insert("\(s)/\(system)") }
+            for system in ["strata", "lmdb", "sqlite", "grdb"] { expected.insert("\(s)/\(system)") }
         }
         for s in ["insert", "scan", "get"] { expected.insert("\(s)/strata-typed") }
         expected.insert("scan/strata-views")
@@ -70,6 +71,7 @@ import Testing
             if system.hasPrefix("strata") {
                 #expect(((r["ratio_to_lmdb"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_lmdb")
                 #expect(((r["ratio_to_sqlite"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_sqlite")
+                #expect(((r["ratio_to_grdb"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_grdb")
             }
         }
         #expect(seen == expected, "missing: \(expected.subtracting(seen).sorted()), extra: \(seen.subtracting(expected).sorted())")
