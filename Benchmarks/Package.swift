@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
-// Strata's benchmark runner: Strata beside raw LMDB (the limit) and SQLite (the peer), in one command.
-// A package of its own so that its dependencies (SQLite, the raw-LMDB baseline) never reach the library's users.
+// Strata's benchmark runner: Strata beside raw LMDB (the limit), SQLite and GRDB (the peers), in one command.
+// A package of its own so that its dependencies (SQLite, GRDB, the raw-LMDB baseline) never reach the library's users.
 import Foundation
 import PackageDescription
 
@@ -18,6 +18,8 @@ let package = Package(
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        // GRDB, the Swift peer (it links the system SQLite, like StrataBenchSQLite).
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         // The same system LMDB the store uses (Debian: liblmdb-dev), under a project-prefixed module name
@@ -39,10 +41,11 @@ let package = Package(
         .target(name: "BenchLMDB", dependencies: ["BenchCore", "StrataBenchLMDB"]),
         .target(name: "BenchSQLite", dependencies: ["BenchCore", "StrataBenchSQLite"]),
         .target(name: "BenchStrata", dependencies: ["BenchCore", .product(name: "Strata", package: library)]),
+        .target(name: "BenchGRDB", dependencies: ["BenchCore", .product(name: "GRDB", package: "GRDB.swift")]),
         .executableTarget(
             name: "strata-bench",
             dependencies: [
-                "BenchCore", "BenchLMDB", "BenchSQLite", "BenchStrata",
+                "BenchCore", "BenchGRDB", "BenchLMDB", "BenchSQLite", "BenchStrata",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -19,7 +19,7 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
     public var isMigration: Bool { self == .lightweightMetadata || self == .lightweightRewrite || self == .customSplit }
 }
 
-/// The systems: Strata's dynamic and typed APIs, raw LMDB (the limit) and SQLite (the peer).
+/// The systems: Strata's dynamic and typed APIs, raw LMDB (the limit), SQLite and GRDB (the peers).
 public enum System: String, CaseIterable, Codable, Sendable {
     case strata
     case strataTyped = "strata-typed"
@@ -27,6 +27,8 @@ public enum System: String, CaseIterable, Codable, Sendable {
     case strataViews = "strata-views"
     case lmdb
     case sqlite
+    /// GRDB 7 as an app uses it: `Codable` records, a `DatabaseQueue`, a `DatabaseMigrator`.
+    case grdb
 
     /// Whether the system runs `scenario` (the typed API is measured where issue 2 asks for it; views
     /// serve scans).

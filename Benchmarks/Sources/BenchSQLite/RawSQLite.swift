@@ -19,10 +19,12 @@ public enum RawSQLite {
             try load(task)
             return nil
         case (.measure, .insert):
-            return try measured(path: task.path) {
+            let report = try measured(path: task.path) {
                 let seconds = try load(task)
                 return (seconds, task.records, "records", [:], [])
             }
+            try verifyPosts(task)
+            return report
         case (.measure, .open): return try measureOpen(task)
         case (.measure, .scan): return try measureScan(task)
         case (.measure, .get): return try measureGet(task)
@@ -104,14 +106,22 @@ public enum RawSQLite {
             var id = Int64(range.lowerBound)
             for r in records {
                 sqlite3_bind_int64(insert, 1, id)
-                var u = r.uuid.uuid
-                withUnsafeBytes(of: &u) { _ = sqlite3_bind_blob(insert, 2, $0.baseAddress, 16, nil) }
                 sqlite3_bind_double(insert, 3, r.date)
-                var color = r.color, content = r.content
-                color.withUTF8 { _ = sqlite3_bind_text(insert, 4, $0.baseAddress, Int32($0.count), nil) }
-                content.withUTF8 { _ = sqlite3_bind_text(insert, 5, $0.baseAddress, Int32($0.count), nil) }
                 sqlite3_bind_int64(insert, 6, Int64(r.views))
-                let rc = sqlite3_step(insert)
+                var u = r.uuid.uuid
+                var color = r.color, content = r.content
+                // The blob and texts are bound without a copy (SQLITE_STATIC), so the step runs while their
+                // buffers are still valid.
+                let rc = withUnsafeBytes(of: &u) { uuid in
+                    color.withUTF8 { colorBytes in
+                        content.withUTF8 { contentBytes in
+                            sqlite3_bind_blob(insert, 2, uuid.baseAddress, 16, nil)
+                            sqlite3_bind_text(insert, 4, colorBytes.baseAddress, Int32(colorBytes.count), nil)
+                            sqlite3_bind_text(insert, 5, contentBytes.baseAddress, Int32(contentBytes.count), nil)
+                            return sqlite3_step(insert)
+                        }
+                    }
+                }
                 guard rc == SQLITE_DONE else { throw BenchFailure("insert: \(String(cString: sqlite3_errmsg(c.db)))") }
                 sqlite3_reset(insert)
                 id += 1
@@ -293,6 +303,31 @@ public enum RawSQLite {
         try verify(task, table: "post")
         try verify(task, table: "section")
         return report
+    }
+
+    /// After an insert: the row count and three sampled rows hold the data set.
+    static func verifyPosts(_ task: ChildTask) throws {
+        let c = try Connection(task)
+        defer { try? c.close() }
+        let n = try c.integer("SELECT count(*) FROM post")
+        guard n == Int64(task.records) else { throw BenchFailure("\(n) rows, expected \(task.records)") }
+        let s = try c.prepare("SELECT uuid, date, color, content, views FROM post WHERE id = ?")
+        defer { sqlite3_finalize(s) }
+        for i in Set([1, task.records / 2 + 1, task.records]) {
+            let r = task.dataSet.record(i)
+            sqlite3_bind_int64(s, 1, Int64(i))
+            guard sqlite3_step(s) == SQLITE_ROW else { throw BenchFailure("row \(i) missing") }
+            var uuidMatches = false
+            if let p = sqlite3_column_blob(s, 0), sqlite3_column_bytes(s, 0) == 16 {
+                uuidMatches = withUnsafeBytes(of: r.uuid.uuid) { $0.elementsEqual(UnsafeRawBufferPointer(start: p, count: 16)) }
+            }
+            func text(_ column: Int32) -> String? { sqlite3_column_text(s, column).map { String(cString: $0) } }
+            guard uuidMatches, sqlite3_column_double(s, 1) == r.date, text(2) == r.color, text(3) == r.content,
+                  sqlite3_column_int64(s, 4) == Int64(r.views) else {
+                throw BenchFailure("row \(i) does not hold record \(i)")
+            }
+            sqlite3_reset(s)
+        }
     }
 
     static func verify(_ task: ChildTask, table: String) throws {

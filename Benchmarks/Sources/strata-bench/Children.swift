@@ -1,4 +1,5 @@
 import BenchCore
+import BenchGRDB
 import BenchLMDB
 import BenchSQLite
 import BenchStrata
@@ -21,6 +22,7 @@ enum ChildMode {
             case .strata, .strataTyped, .strataViews: report = try StrataScenarios.run(task)
             case .lmdb: report = try RawLMDB.run(task)
             case .sqlite: report = try RawSQLite.run(task)
+            case .grdb: report = try GRDBScenarios.run(task)
             }
             if let report {
                 try JSONEncoder().encode(report).write(to: URL(fileURLWithPath: task.reportPath))

@@ -26,7 +26,8 @@ enum Report {
         rows.first { $0.scenario == scenario.rawValue && $0.system == system.rawValue }
     }
 
-    /// Each Strata row's throughput divided by raw LMDB's and SQLite's in the same scenario: ≥ 1 is faster.
+    /// Each Strata row's throughput divided by raw LMDB's, SQLite's and GRDB's in the same scenario: ≥ 1 is
+    /// faster.
     static func addRatios(_ rows: [ResultRow]) -> [ResultRow] {
         rows.map { r in
             var r = r
@@ -34,6 +35,7 @@ enum Report {
                   let scenario = Scenario(rawValue: r.scenario) else { return r }
             if let l = row(rows, scenario, .lmdb) { r.ratioToLmdb = r.recordsPerSecond / l.recordsPerSecond }
             if let s = row(rows, scenario, .sqlite) { r.ratioToSqlite = r.recordsPerSecond / s.recordsPerSecond }
+            if let g = row(rows, scenario, .grdb) { r.ratioToGrdb = r.recordsPerSecond / g.recordsPerSecond }
             return r
         }
     }
@@ -79,18 +81,29 @@ enum Report {
                      + "\(results.machine.nproc) cores, \(results.machine.cpu), load average \(results.machine.loadAverageAtStart ?? "?") → "
                      + "\(results.machine.loadAverageAtEnd ?? "?")")
         lines.append("")
-        let header = ["scenario", "system", "time", "throughput", "peak RSS", "peak anon", "× lmdb", "× sqlite"]
+        let runs = results.runs ?? 1
+        // With several runs, the spread (fastest–slowest run) follows the median time.
+        var header = ["scenario", "system", "time", "throughput", "peak RSS", "peak anon", "× lmdb", "× sqlite", "× grdb"]
+        if runs > 1 { header.insert("spread", at: 3) }
         var cells: [[String]] = []
         for r in results.results {
             let unit = r.unit == "records" ? "rec/s" : (r.unit == "opens" ? "opens/s" : "\(r.unit)/s")
-            cells.append([r.scenario, r.system, format(seconds: r.seconds), "\(format(rate: r.recordsPerSecond)) \(unit)",
-                          format(bytes: r.peakRssBytes), format(bytes: r.peakAnonBytes),
-                          r.ratioToLmdb.map { String(format: "%.2f", $0) } ?? "", r.ratioToSqlite.map { String(format: "%.2f", $0) } ?? ""])
+            var row = [r.scenario, r.system, format(seconds: r.seconds), "\(format(rate: r.recordsPerSecond)) \(unit)",
+                       format(bytes: r.peakRssBytes), format(bytes: r.peakAnonBytes),
+                       format(ratio: r.ratioToLmdb), format(ratio: r.ratioToSqlite), format(ratio: r.ratioToGrdb)]
+            if runs > 1 {
+                row.insert(format(spread: r.secondsMin ?? r.seconds, r.secondsMax ?? r.seconds), at: 3)
+            }
+            cells.append(row)
         }
-        lines.append(markdownTable(header, cells, rightAligned: [2, 3, 4, 5, 6, 7]))
+        lines.append(markdownTable(header, cells, rightAligned: Set(2..<header.count)))
         lines.append("")
         lines.append("time: wall clock of the measured work in a fresh process (open: mean of \(results.openCycles) cycles; "
-                     + "get: \(grouped(results.gets)) fetches); × lmdb / × sqlite: Strata's throughput ÷ theirs (≥ 1 is faster).")
+                     + "get: \(grouped(results.gets)) fetches); × lmdb / × sqlite / × grdb: Strata's throughput ÷ theirs (≥ 1 is faster).")
+        if runs > 1 {
+            lines.append("\(runs) runs of every measurement, each in its own process: time, throughput and memory are the medians, "
+                         + "ratios come from the median throughputs; spread: the fastest and the slowest run's time.")
+        }
         lines.append("peak RSS: ru_maxrss of the measuring process (counts the file pages LMDB maps); peak anon: its highest RssAnon.")
         let notes = details(results.results)
         if !notes.isEmpty {
@@ -112,7 +125,8 @@ enum Report {
         for r in rows {
             var parts: [String] = []
             if let v = r.extra["first_open_seconds"] { parts.append("first open \(format(seconds: v))") }
-            for key in ["rename_seconds", "add_seconds", "drop_seconds", "commit_close_seconds", "open_seconds"] {
+            for key in ["sections_seconds", "copy_seconds", "swap_seconds", "rename_seconds", "add_seconds", "drop_seconds",
+                        "commit_close_seconds", "checks_commit_close_seconds", "open_seconds"] {
                 if let v = r.extra[key] {
                     parts.append("\(key.replacingOccurrences(of: "_seconds", with: "").replacingOccurrences(of: "_", with: "+")) \(format(seconds: v))")
                 }
@@ -235,6 +249,17 @@ func format(rate r: Double) -> String {
     if r >= 1e6 { return String(format: "%.2f M", r / 1e6) }
     if r >= 1e3 { return String(format: "%.0f k", r / 1e3) }
     return String(format: "%.0f", r)
+}
+
+/// `1.10–1.25 s`: the fastest and the slowest run, in the larger value's unit.
+func format(spread low: Double, _ high: Double) -> String {
+    let (scale, unit, digits): (Double, String, Int) =
+        high < 1e-3 ? (1e6, "µs", 0) : high < 1 ? (1e3, "ms", 1) : (1, "s", 2)
+    return String(format: "%.\(digits)f–%.\(digits)f \(unit)", low * scale, high * scale)
+}
+
+func format(ratio: Double?) -> String {
+    ratio.map { String(format: "%.2f", $0) } ?? ""
 }
 
 func format(bytes b: Int) -> String {

@@ -4,13 +4,13 @@ import BenchLMDB
 import BenchSQLite
 import Foundation
 
-/// One measurement, as the JSON file and the table give it.
+/// One measurement, as the JSON file and the table give it: with `--runs N`, the median of its N runs.
 struct ResultRow: Codable {
     var scenario: String
     var system: String
-    /// Wall-clock seconds of the measured work (`open`: the mean of one open).
+    /// Wall-clock seconds of the measured work (`open`: the mean of one open); the median of the runs.
     var seconds: Double
-    /// Units of work per second (records; fetches for `get`; opens for `open`).
+    /// Units of work per second (records; fetches for `get`; opens for `open`), from the median time.
     var recordsPerSecond: Double
     /// `ru_maxrss` of the measuring child: includes the store's file pages LMDB mapped (shared page cache).
     var peakRssBytes: Int
@@ -20,11 +20,20 @@ struct ResultRow: Codable {
     var operations: Int
     var unit: String
     var fileBytes: Int
-    /// Strata rows: Strata's throughput divided by raw LMDB's and by SQLite's in the same run.
+    /// Strata rows: Strata's throughput divided by raw LMDB's, SQLite's and GRDB's in the same run.
     var ratioToLmdb: Double?
     var ratioToSqlite: Double?
+    var ratioToGrdb: Double?
     var extra: [String: Double]
     var notes: [String]
+    /// How many times the measurement ran (each in its own child), the fastest and slowest run, and every
+    /// run's figures in order. Optional so that files written before `--runs` still decode.
+    var runs: Int?
+    var secondsMin: Double?
+    var secondsMax: Double?
+    var recordsPerSecondMin: Double?
+    var recordsPerSecondMax: Double?
+    var perRun: [RunFigures]?
 }
 
 struct Machine: Codable {
@@ -51,6 +60,8 @@ struct Goal: Codable {
 
 struct Results: Codable {
     var records: Int
+    /// Runs of each measurement (`--runs`); nil in files written before the option.
+    var runs: Int?
     var seed: UInt64
     var gets: Int
     var openCycles: Int
@@ -63,7 +74,7 @@ struct Results: Codable {
 struct StrataBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata-bench",
-        abstract: "Strata beside raw LMDB (the limit) and SQLite (the peer): insert, open, scan, get and migrations.",
+        abstract: "Strata beside raw LMDB (the limit), SQLite and GRDB (the peers): insert, open, scan, get and migrations.",
         discussion: """
             Each measurement runs in a fresh child process on a store built for it by another child; the table \
             goes to standard output, progress to standard error. Build in release mode: \
@@ -97,12 +108,17 @@ struct StrataBench: ParsableCommand {
     @Option(help: "Records per write transaction (inserts and migration batches).")
     var batchSize: Int = 10_000
 
+    @Option(help: "Measure each scenario and system this many times, each in a fresh child (the systems take turns within each run); the table gives the median and the spread.")
+    var runs: Int = 1
+
     @Option(help: "A JSON file of an earlier run (another --records) to compare open, metadata-migration time and migration memory with.")
     var compare: String?
 
     func validate() throws {
         guard records >= 1 else { throw ValidationError("--records must be at least 1") }
-        guard gets >= 1, openCycles >= 1, batchSize >= 1 else { throw ValidationError("--gets, --open-cycles and --batch-size must be positive") }
+        guard gets >= 1, openCycles >= 1, batchSize >= 1, runs >= 1 else {
+            throw ValidationError("--gets, --open-cycles, --batch-size and --runs must be positive")
+        }
         _ = try parsedScenarios()
         _ = try parsedSystems()
     }
@@ -138,16 +154,23 @@ struct StrataBench: ParsableCommand {
         defer { if ownDirectory { try? fm.removeItem(atPath: root) } }
 
         let loadAtStart = Report.loadAverage()
-        let jobs = scenarioList.flatMap { s in systemList.filter { $0.runs(s) }.map { (s, $0) } }
-        note("strata-bench: \(grouped(records)) records, seed \(seed), \(jobs.count) measurements, stores in \(root)")
-        var rows: [ResultRow] = []
+        // Scenario by scenario; within a scenario, run by run; within a run, every system in turn, so that a
+        // change in the machine's load touches every system's figures alike.
+        let jobs = scenarioList.flatMap { scenario in
+            (1...runs).flatMap { run in systemList.filter { $0.runs(scenario) }.map { (scenario, run, $0) } }
+        }
+        note("strata-bench: \(grouped(records)) records, seed \(seed), \(jobs.count) measurements"
+             + (runs > 1 ? " (\(runs) runs each)" : "") + ", stores in \(root)")
+        var samples: [String: [Sample]] = [:]
+        var folds: [Scenario: (system: System, fold: Double)] = [:]
         var baseReady: Set<System> = []
         let lastRead = scenarioList.last(where: \.readsBaseStore)
 
-        for (n, (scenario, system)) in jobs.enumerated() {
-            let tag = "[\(n + 1)/\(jobs.count)] \(scenario.rawValue) · \(system.rawValue)"
+        for (n, (scenario, run, system)) in jobs.enumerated() {
+            let tag = "[\(n + 1)/\(jobs.count)] \(scenario.rawValue) · \(system.rawValue)" + (runs > 1 ? " (run \(run)/\(runs))" : "")
             let base = root + "/base-\(system.rawValue)"
-            // Insert builds the base store that open, scan and get then read; migrations get a store each.
+            // Insert builds the base store that open, scan and get then read (each run of insert builds it
+            // anew); migrations get a store each, prepared for every run.
             let path = scenario.isMigration ? root + "/\(scenario.rawValue)-\(system.rawValue)" : base
             func task(_ role: ChildTask.Role) -> ChildTask {
                 ChildTask(role: role, scenario: scenario, system: system, records: records, seed: seed, path: path,
@@ -170,27 +193,36 @@ struct StrataBench: ParsableCommand {
             let outcome = try runChild(task(.measure))
             guard outcome.status == 0 else { throw BenchFailure("\(tag): measurement failed (exit \(outcome.status))") }
             let report = try JSONDecoder().decode(ChildReport.self, from: Data(contentsOf: URL(fileURLWithPath: root + "/report.json")))
-            let row = ResultRow(
-                scenario: scenario.rawValue, system: system.rawValue, seconds: report.seconds,
-                recordsPerSecond: Double(report.operations) / max(report.seconds, 1e-12),
-                peakRssBytes: outcome.maxRSSBytes, peakAnonBytes: report.peakAnonBytes,
-                baselineAnonBytes: report.baselineAnonBytes, operations: report.operations, unit: report.unit,
-                fileBytes: report.fileBytes, ratioToLmdb: nil, ratioToSqlite: nil, extra: report.extra, notes: report.notes)
-            rows.append(row)
-            note("\(tag): \(format(seconds: row.seconds)), \(format(rate: row.recordsPerSecond)) \(row.unit)/s, "
-                 + "peak RSS \(format(bytes: row.peakRssBytes)), peak anon \(format(bytes: row.peakAnonBytes))")
+            // Every system folds the same fields of the same records: a different checksum is wrong work.
+            if let fold = report.extra["fold"] {
+                if let first = folds[scenario], first.fold != fold {
+                    throw BenchFailure("\(tag): checksum \(fold) differs from \(first.system.rawValue)'s \(first.fold)")
+                }
+                folds[scenario] = folds[scenario] ?? (system, fold)
+            }
+            samples["\(scenario.rawValue)/\(system.rawValue)", default: []].append(Sample(report: report, maxRSSBytes: outcome.maxRSSBytes))
+            let rate = Double(report.operations) / max(report.seconds, 1e-12)
+            note("\(tag): \(format(seconds: report.seconds)), \(format(rate: rate)) \(report.unit)/s, "
+                 + "peak RSS \(format(bytes: outcome.maxRSSBytes)), peak anon \(format(bytes: report.peakAnonBytes))")
             if scenario == .insert { baseReady.insert(system) }
             if scenario.isMigration { try? fm.removeItem(atPath: path) }
             // The base store is no longer needed once the last scenario reading it has run for this system.
-            if scenario == lastRead { try? fm.removeItem(atPath: base) }
+            if scenario == lastRead && run == runs { try? fm.removeItem(atPath: base) }
         }
         for s in System.allCases { try? fm.removeItem(atPath: root + "/base-\(s.rawValue)") }
         try? fm.removeItem(atPath: root + "/report.json")
 
+        var rows: [ResultRow] = []
+        for scenario in scenarioList {
+            for system in systemList where system.runs(scenario) {
+                guard let s = samples["\(scenario.rawValue)/\(system.rawValue)"], !s.isEmpty else { continue }
+                rows.append(ResultRow(scenario: scenario, system: system, samples: s))
+            }
+        }
         rows = Report.addRatios(rows)
         let goals = Report.goals(rows)
         let machine = Report.machine(directory: root, loadAtStart: loadAtStart)
-        let results = Results(records: records, seed: seed, gets: gets, openCycles: openCycles, batchSize: batchSize,
+        let results = Results(records: records, runs: runs, seed: seed, gets: gets, openCycles: openCycles, batchSize: batchSize,
                               machine: machine, results: rows, goals: goals)
         print(Report.table(results))
         if let compare {

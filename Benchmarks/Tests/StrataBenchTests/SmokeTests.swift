@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-/// Runs `strata-bench` at a small size (every scenario, every system) and checks that its JSON is well formed
-/// and complete: one result per scenario × system, every number positive. No timed assertion.
+/// Runs `strata-bench` at a small size (every scenario, every system, two runs each) and checks that its JSON
+/// is well formed and complete: one result per scenario × system with both runs and their spread, every
+/// number positive. No timed assertion.
 @Suite struct StrataBenchSmokeTests {
     /// The `strata-bench` executable SwiftPM built beside this test bundle.
     static func executable() throws -> URL {
@@ -30,7 +31,7 @@ import Testing
 
         let process = Process()
         process.executableURL = try Self.executable()
-        process.arguments = ["--records", "2000", "--gets", "2000", "--open-cycles", "20", "--batch-size", "500",
+        process.arguments = ["--records", "2000", "--gets", "2000", "--open-cycles", "20", "--batch-size", "500", "--runs", "2",
                              "--json", json.path, "--dir", work.appendingPathComponent("stores").path]
         let output = Pipe()
         process.standardOutput = output
@@ -39,11 +40,14 @@ import Testing
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
         #expect(table.contains("| scenario"))
+        #expect(table.contains("× grdb"))
+        #expect(table.contains(" spread |"))
         #expect(table.contains("Goals (this run):"))
 
         let object = try JSONSerialization.jsonObject(with: Data(contentsOf: json))
         let root = try #require(object as? [String: Any])
         #expect(root["records"] as? Int == 2000)
+        #expect(root["runs"] as? Int == 2)
         let machine = try #require(root["machine"] as? [String: Any])
         #expect((machine["nproc"] as? Int ?? 0) > 0)
         #expect(!(machine["lmdb"] as? String ?? "").isEmpty)
@@ -53,7 +57,7 @@ import Testing
         let scenarios = ["insert", "open", "scan", "get", "lightweight-metadata", "lightweight-rewrite", "custom-split"]
         var expected: Set<String> = []
         for s in scenarios {
-            for system in ["strata", "lmdb", "sqlite"] { expected.insert("\(s)/\(system)") }
+            for system in ["strata", "lmdb", "sqlite", "grdb"] { expected.insert("\(s)/\(system)") }
         }
         for s in ["insert", "scan", "get"] { expected.insert("\(s)/strata-typed") }
         expected.insert("scan/strata-views")
@@ -63,13 +67,26 @@ import Testing
             let system = try #require(r["system"] as? String)
             let key = "\(scenario)/\(system)"
             #expect(seen.insert(key).inserted, "duplicate result \(key)")
-            for field in ["seconds", "records_per_second", "peak_rss_bytes", "peak_anon_bytes"] {
+            for field in ["seconds", "records_per_second", "peak_rss_bytes", "peak_anon_bytes", "seconds_min", "seconds_max",
+                          "records_per_second_min", "records_per_second_max"] {
                 let value = (r[field] as? NSNumber)?.doubleValue ?? -1
                 #expect(value > 0, "\(key): \(field) = \(value)")
             }
+            #expect(r["runs"] as? Int == 2, "\(key): runs")
+            let perRun = r["per_run"] as? [[String: Any]] ?? []
+            #expect(perRun.count == 2, "\(key): per_run has \(perRun.count) entries")
+            for run in perRun {
+                #expect(((run["seconds"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): a run's seconds")
+            }
+            // The median lies within the spread.
+            let seconds = (r["seconds"] as? NSNumber)?.doubleValue ?? -1
+            let low = (r["seconds_min"] as? NSNumber)?.doubleValue ?? .infinity
+            let high = (r["seconds_max"] as? NSNumber)?.doubleValue ?? -1
+            #expect(low <= seconds && seconds <= high, "\(key): median \(seconds) outside \(low)–\(high)")
             if system.hasPrefix("strata") {
                 #expect(((r["ratio_to_lmdb"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_lmdb")
                 #expect(((r["ratio_to_sqlite"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_sqlite")
+                #expect(((r["ratio_to_grdb"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_grdb")
             }
         }
         #expect(seen == expected, "missing: \(expected.subtracting(seen).sorted()), extra: \(seen.subtracting(expected).sorted())")
