@@ -82,7 +82,7 @@ let package = Package(
             ]
         ),
         // Macro models at run time: schemas identical to the DSL's, round trips, key-path queries, typed stages.
-        .testTarget(name: "StrataModelTests", dependencies: ["StrataModels", "StrataTestSupport"]),
+        .testTarget(name: "StrataModelTests", dependencies: ["StrataModels", "StrataTestSupport", "StrataTutorials"]),
         .testTarget(name: "StrataCustomMigrationTests", dependencies: ["Strata", "StrataTutorials", "StrataTestKit"]),
         // Runs the built `strata` executable (the dependency makes sure it is built) on temporary stores.
         .testTarget(name: "StrataCLITests", dependencies: ["StrataCLI", "Strata"]),

@@ -44,12 +44,14 @@ extension ModelDescription {
         var lines: [String] = []
         lines.append("Strata.Entity(")
         lines.append("    \(entityName),")
-        lines.append("    attributes: [")
-        for a in attributes { lines.append("        \(attributeExpression(a)),") }
-        lines.append("    ],")
-        lines.append("    relationships: [")
-        for r in relationships { lines.append("        \(relationshipExpression(r)),") }
-        lines.append("    ],")
+        func list(_ label: String, _ items: [String]) {
+            guard !items.isEmpty else { return lines.append("    \(label): [],") }
+            lines.append("    \(label): [")
+            for item in items { lines.append("        \(item),") }
+            lines.append("    ],")
+        }
+        list("attributes", attributes.map(attributeExpression))
+        list("relationships", relationships.map(relationshipExpression))
         lines.append("    renamingIdentifier: \(originalName ?? "nil"),")
         lines.append("    versionHashModifier: \(hashModifier ?? "nil")")
         lines.append(")")

@@ -64,7 +64,7 @@ enum ModelDiagnostic: String, DiagnosticMessage {
         case .fieldOnComputedProperty:
             text = "'\(detail)' is computed, so it is not stored: remove @Field/@Related, or make it a stored property"
         case .conflictingOptions:
-            text = "conflicting options on '\(detail)'"
+            text = "'\(detail)' is stored as Codable JSON or as its raw value, not both: keep one of .codable and .rawValue"
         case .duplicateAttribute:
             text = "'\(detail)' has more than one @Field or @Related attribute"
         case .relationshipInverseNotKeyPath:

@@ -226,7 +226,7 @@ extension ModelDescription {
         let storage: Storage
         if options.codable {
             if options.rawValue {
-                report(variable, .conflictingOptions, "\(name): .codable and .rawValue")
+                report(variable, .conflictingOptions, name)
                 return
             }
             storage = .codable(shape: options.codableShape ?? "\"\(base.syntax.trimmedDescription)\"")
@@ -302,11 +302,11 @@ extension ModelDescription {
     }
 
     private static func adding(_ attribute: String, to variable: VariableDeclSyntax) -> VariableDeclSyntax {
-        var copy = variable
-        let parsed = AttributeSyntax(stringLiteral: attribute)
-        var list = Array(variable.attributes)
-        list.append(.attribute(parsed.with(\.trailingTrivia, .space)))
-        copy.attributes = AttributeListSyntax(list)
+        // The new attribute takes the declaration's leading trivia (its line break and indentation).
+        let leading = variable.leadingTrivia
+        var copy = variable.with(\.leadingTrivia, [])
+        let parsed = AttributeSyntax(stringLiteral: attribute).with(\.leadingTrivia, leading).with(\.trailingTrivia, .space)
+        copy.attributes = AttributeListSyntax([.attribute(parsed)] + Array(copy.attributes))
         return copy
     }
 

@@ -1,0 +1,180 @@
+import Testing
+
+/// What `@Entity` generates for each supported shape of property.
+@Suite struct ExpansionTests {
+    @Test("codable and raw values, transient, relationships both ways; computed and static properties are left out")
+    func everyKindOfProperty() {
+        expectExpansion("""
+        @Entity struct Item {
+            @Field(.codable("Point3D")) var origin: Point
+            @Field(.codable) var tags: [String] = []
+            @Field(.rawValue) var kind: Kind = .book
+            @Field(.rawValue) var color: Color?
+            @Field(.transient) var cache: Int = 0
+            var price: Decimal = 12
+            var ratio: Float = 0.5
+            @Related(inverse: \\Owner.items, deleteRule: .cascade, minCount: 1, maxCount: 3) var owners: [ObjectID] = []
+            @Related(to: Shelf.self, inverse: "items") var shelf: ObjectID?
+            var title: String { "computed" }
+            static var shared = 0
+        }
+        """, expandedSource: """
+        struct Item {
+            var origin: Point
+            var tags: [String] = []
+            var kind: Kind = .book
+            var color: Color?
+            var cache: Int = 0
+            var price: Decimal = 12
+            var ratio: Float = 0.5
+            var owners: [ObjectID] = []
+            var shelf: ObjectID?
+            var title: String { "computed" }
+            static var shared = 0
+
+            /// The object's identifier, once the value was read from a store or inserted into one.
+            var objectID: Strata.ObjectID? = nil
+
+            static var entityName: String {
+                "Item"
+            }
+
+            static let entity: Strata.Entity = Strata.Entity(
+                "Item",
+                attributes: [
+                    Strata.Attribute("origin", .codable("Point3D")),
+                    Strata.Attribute("tags", .codable("[String]"), defaultValue: Strata.ModelSupport.codableDefault([] as [String])),
+                    Strata.Attribute("kind", Strata.ModelSupport.rawAttributeType(of: Kind.self), defaultValue: Strata.ModelSupport.rawDefault(.book as Kind)),
+                    Strata.Attribute("color", Strata.ModelSupport.rawAttributeType(of: Color.self), isOptional: true),
+                    Strata.Attribute("cache", .int64, defaultValue: .int64(0), isTransient: true),
+                    Strata.Attribute("price", .decimal, defaultValue: .decimal(Foundation.Decimal(12))),
+                    Strata.Attribute("ratio", .float, defaultValue: .float(0.5)),
+                ],
+                relationships: [
+                    Strata.Relationship("owners", to: Owner.entityName, inverse: "items", toMany: true, deleteRule: .cascade, minCount: 1, maxCount: 3),
+                    Strata.Relationship("shelf", to: Shelf.entityName, inverse: Strata.ModelSupport.inverse("items", \\Shelf.items)),
+                ],
+                renamingIdentifier: nil,
+                versionHashModifier: nil
+            )
+
+            static func propertyName(for keyPath: AnyKeyPath) -> String? {
+                if keyPath == \\Self.origin as AnyKeyPath {
+                    return "origin"
+                }
+                if keyPath == \\Self.tags as AnyKeyPath {
+                    return "tags"
+                }
+                if keyPath == \\Self.kind as AnyKeyPath {
+                    return "kind"
+                }
+                if keyPath == \\Self.color as AnyKeyPath {
+                    return "color"
+                }
+                if keyPath == \\Self.cache as AnyKeyPath {
+                    return "cache"
+                }
+                if keyPath == \\Self.price as AnyKeyPath {
+                    return "price"
+                }
+                if keyPath == \\Self.ratio as AnyKeyPath {
+                    return "ratio"
+                }
+                if keyPath == \\Self.owners as AnyKeyPath {
+                    return "owners"
+                }
+                if keyPath == \\Self.shelf as AnyKeyPath {
+                    return "shelf"
+                }
+                return nil
+            }
+
+            func write(to record: inout Strata.ModelWriter) throws {
+                try record.writeCodable(0, self.origin)
+                try record.writeCodable(1, self.tags)
+                try record.writeRaw(2, self.kind)
+                try record.writeRaw(3, self.color)
+                try record.write(5, self.price)
+                try record.write(6, self.ratio)
+                record.relate(0, self.owners)
+                record.relate(1, self.shelf)
+            }
+        }
+
+        extension Item: Strata.EntityModel {
+            init(from record: inout Strata.ModelReader) throws {
+                self.origin = try record.codable(0)
+                self.tags = try record.codable(1)
+                self.kind = try record.raw(2)
+                self.color = try record.optionalRaw(3)
+                self.price = try record.decimal(5)
+                self.ratio = try record.float(6)
+                self.owners = try record.related(0)
+                self.shelf = try record.relatedOne(1)
+                self.objectID = record.objectID
+            }
+        }
+        """)
+    }
+    @Test("a public struct: public members, a public memberwise initializer, the entity's name and options")
+    func publicStructWithEntityOptions() {
+        expectExpansion("""
+        @Entity("Article", originalName: "Post", hashModifier: "2")
+        public struct Story {
+            public var objectID: ObjectID?
+            public let headline: String
+            public var body: String = ""
+        }
+        """, expandedSource: """
+        public struct Story {
+            public var objectID: ObjectID?
+            public let headline: String
+            public var body: String = ""
+
+            public init(objectID: ObjectID? = nil, headline: String, body: String = "") {
+                self.objectID = objectID
+                self.headline = headline
+                self.body = body
+            }
+
+            public static var entityName: String {
+                "Article"
+            }
+
+            public static let entity: Strata.Entity = Strata.Entity(
+                "Article",
+                attributes: [
+                    Strata.Attribute("headline", .string),
+                    Strata.Attribute("body", .string, defaultValue: .string("")),
+                ],
+                relationships: [],
+                renamingIdentifier: "Post",
+                versionHashModifier: "2"
+            )
+
+            public static func propertyName(for keyPath: AnyKeyPath) -> String? {
+                if keyPath == \\Self.headline as AnyKeyPath {
+                    return "headline"
+                }
+                if keyPath == \\Self.body as AnyKeyPath {
+                    return "body"
+                }
+                return nil
+            }
+
+            public func write(to record: inout Strata.ModelWriter) throws {
+                try record.write(0, self.headline)
+                try record.write(1, self.body)
+            }
+        }
+
+        extension Story: Strata.EntityModel {
+            public init(from record: inout Strata.ModelReader) throws {
+                self.headline = try record.string(0)
+                self.body = try record.string(1)
+                self.objectID = record.objectID
+            }
+        }
+        """)
+    }
+}
