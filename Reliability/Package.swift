@@ -21,6 +21,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "strata-torture", targets: ["StrataTorture"]),
+        // The seeded contents and the decoder fixture's macro model, shared with the fuzz target (Fuzz/).
+        .library(name: "StrataTortureKit", targets: ["StrataTortureKit"]),
         // Loaded into children only (LD_PRELOAD), never linked into anything.
         .library(name: "StrataFaultShim", type: .dynamic, targets: ["CStrataFaultShim"]),
     ],
@@ -31,6 +33,7 @@ let package = Package(
         .target(name: "CStrataFaultShim", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "StrataTortureKit", dependencies: [
             .product(name: "Strata", package: library),
+            .product(name: "StrataModels", package: library),
             .product(name: "StrataTestKit", package: library),
         ]),
         .executableTarget(name: "StrataTorture", dependencies: [

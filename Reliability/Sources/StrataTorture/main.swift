@@ -20,6 +20,7 @@
 //   limits       keys past LMDB's 511 bytes, values up to hundreds of MiB, every kind of Unicode
 //   decode-table deterministic malformed records and metadata through the decoders
 //   decode-files replay a directory of fuzz inputs (Fuzz/FailCases)
+//   decode-models malformed records through a macro model's generated decoder, against the store's own
 //
 // Process options (any command): --as-nobody drops to user and group 65534 first (permission tests run as
 // root in CI), --address-limit MiB sets RLIMIT_AS (a map larger than the address space allows).
@@ -61,6 +62,7 @@ func runTorture() -> Int32 {
         case "decode-table": return try Decoding.table(options)
         case "decode-files": return try Decoding.files(options)
         case "decode-seeds": return try Decoding.seeds(options)
+        case "decode-models": return try ModelDecoding.run(options)
         default:
             emit("ERR untyped usage unknown command \(options.command)")
             return 64

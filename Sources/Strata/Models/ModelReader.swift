@@ -128,7 +128,7 @@ public struct ModelReader {
             if value.isNull { return nil }
             guard let converted = convert(value) else {
                 throw StoreError.invalidValue(entity: binding.name, attribute: binding.attributeNames[slot],
-                                              expected: "\(T.self)", actual: value.caseName)
+                                              expected: "\(T.self)", actual: value.caseName).about(objectID)
             }
             return converted
         }
@@ -145,7 +145,9 @@ public struct ModelReader {
         guard let value else {
             // Decoded values (an inferred object a policy has not filled in yet) may lack a required value; a
             // stored record never does unless it is damaged.
-            if values != nil { throw StoreError.missingRequiredValue(entity: binding.name, attribute: binding.attributeNames[slot]) }
+            if values != nil {
+                throw StoreError.missingRequiredValue(entity: binding.name, attribute: binding.attributeNames[slot]).about(objectID)
+            }
             throw corrupted("required attribute \(binding.attributeNames[slot]) is null")
         }
         return value
@@ -232,7 +234,7 @@ public struct ModelReader {
             return try JSONDecoder().decode(T.self, from: data)
         } catch {
             throw StoreError.invalidValue(entity: binding.name, attribute: binding.attributeNames[slot],
-                                          expected: "JSON of \(T.self)", actual: "\(error)")
+                                          expected: "JSON of \(T.self)", actual: "\(error)").about(objectID)
         }
     }
 
@@ -244,7 +246,7 @@ public struct ModelReader {
         guard let raw = try T.RawValue.read(slot, from: &self) else { return nil }
         guard let value = T(rawValue: raw) else {
             throw StoreError.invalidValue(entity: binding.name, attribute: binding.attributeNames[slot],
-                                          expected: "a raw value of \(T.self)", actual: "\(raw)")
+                                          expected: "a raw value of \(T.self)", actual: "\(raw)").about(objectID)
         }
         return value
     }

@@ -20,10 +20,11 @@ public struct ModelWriter {
     /// Relationship positions and the objects they link to.
     var links: [(position: Int, targets: [UInt64])] = []
 
-    /// A writer whose buffer is empty until ``begin()``: swap a reusable buffer into ``bytes`` first.
-    init(binding: EntityBinding) {
+    /// A writer whose buffer is empty until ``begin()``: swap a reusable buffer into ``bytes`` first. With
+    /// `collectingValues`, it only collects the attribute values (in ``values``), whatever the layout.
+    init(binding: EntityBinding, collectingValues: Bool = false) {
         self.binding = binding
-        self.isDirect = binding.currentFollowsModelOrder
+        self.isDirect = binding.currentFollowsModelOrder && !collectingValues
         self.bytes = BinaryWriter(capacity: 0)
         self.values = isDirect ? [] : binding.initialValues
         self.bitmapOffset = RecordCodec.headerSize(binding.current.layout)

@@ -183,6 +183,9 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         self.description = description
     }
 
+    /// The error, naming the object it concerns.
+    func about(_ id: ObjectID) -> StoreError { with { $0.objectID = id } }
+
     private func with(_ change: (inout StoreError) -> Void) -> StoreError {
         var copy = self
         change(&copy)

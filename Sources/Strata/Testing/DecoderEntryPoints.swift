@@ -97,6 +97,46 @@ public enum DecoderEntryPoints {
             return out
         }
 
+        /// Decodes a record through a model type's generated code (which must declare the fixture's entity,
+        /// "Wide") and checks it against the store's own decoder: both must refuse the same records, the
+        /// typed decoder's errors must name the object, and what it reads must be what the dynamic decoder
+        /// reads, attribute by attribute (Codable values are decoded by Foundation's JSON decoder: a JSON
+        /// document that does not fit the Swift type is refused with a typed error, not compared).
+        public func modelOutcome<T: EntityModel>(_ type: T.Type, _ bytes: UnsafeRawBufferPointer, id: UInt64) -> Outcome {
+            let dynamic = Result { try binding.decodeValues(bytes, id: id) }
+            let typed = Result { () throws -> T in
+                var reader = try ModelReader(record: bytes, id: id, binding: binding, context: nil)
+                let value = try T(from: &reader)
+                try reader.finish()
+                return value
+            }
+            switch (dynamic, typed) {
+            case (.failure, .failure(let error)):
+                guard let store = error as? StoreError else { return .oracleViolation("the generated decoder threw an untyped error: \(error)") }
+                guard store.objectID == ObjectID(rawValue: id) || store.code == .invalidValue else {
+                    return .oracleViolation("the generated decoder's error does not name the object: \(store)")
+                }
+                return .rejected(DecoderEntryPoints.describe(error))
+            case (.failure(let error), .success):
+                return .oracleViolation("the generated decoder accepted a record the store's decoder refuses (\(error))")
+            case (.success, .failure(let error)):
+                if let store = error as? StoreError, store.code == .invalidValue, store.objectID == ObjectID(rawValue: id) {
+                    return .rejected(DecoderEntryPoints.describe(error))
+                }
+                return .oracleViolation("the generated decoder refused a record the store's decoder reads: \(error)")
+            case (.success(let values), .success(let value)):
+                var writer = ModelWriter(binding: binding, collectingValues: true)
+                do { try value.write(to: &writer) } catch { return .oracleViolation("the decoded value could not be written again: \(error)") }
+                for slot in values.indices where slot < writer.values.count {
+                    if case .codable = binding.attributeTypes[slot] { continue }
+                    guard writer.values[slot] == values[slot] else {
+                        return .oracleViolation("attribute \(binding.attributeNames[slot]): the generated decoder read \(writer.values[slot]), the store's decoder \(values[slot])")
+                    }
+                }
+                return .accepted
+            }
+        }
+
         /// Decodes, and when that succeeds re-encodes and decodes again: the values must not change.
         public func roundTrip(_ bytes: UnsafeRawBufferPointer, id: UInt64) -> Outcome {
             let first: [Value]
@@ -231,16 +271,25 @@ public enum DecoderEntryPoints {
     /// - 1: a record whose checksum is recomputed first, so the field decoders see the bytes;
     /// - 2…9: a metadata payload (format, model, identity, catalog, state, counter, history, journal);
     /// - 10…: a metadata value in its envelope, for the key picked by the byte.
-    public static func fuzzOne(_ data: UnsafeRawBufferPointer) -> Outcome {
+    public static func fuzzOne(_ data: UnsafeRawBufferPointer, model: (any EntityModel.Type)? = nil) -> Outcome {
         guard let selector = data.first, let fixture = RecordFixture.shared else { return .rejected("empty") }
         let input = UnsafeRawBufferPointer(rebasing: data[1...])
         let id: UInt64 = 0x0102_0304_0506_0708
+        /// The round trip, then (with a model type) the generated decoder against the store's.
+        func record(_ bytes: UnsafeRawBufferPointer) -> Outcome {
+            let outcome = fixture.roundTrip(bytes, id: id)
+            guard let model else { return outcome }
+            if case .oracleViolation = outcome { return outcome }
+            let typed = fixture.modelOutcome(model, bytes, id: id)
+            if case .oracleViolation = typed { return typed }
+            return outcome
+        }
         switch selector % 24 {
         case 0:
-            return fixture.roundTrip(input, id: id)
+            return record(input)
         case 1:
             let sealed = resealed(Array(input), entityTag: fixture.entityTag, id: id)
-            return sealed.withUnsafeBytes { fixture.roundTrip($0, id: id) }
+            return sealed.withUnsafeBytes { record($0) }
         case let s where s < 10:
             let key = MetaKey.allCases[Int(s - 2) % MetaKey.allCases.count]
             return roundTripMetadata(key.rawValue, input)
