@@ -40,7 +40,9 @@ let package = Package(
         // Each system's scenarios, in a module of its own (the two LMDB modules never meet in one file).
         .target(name: "BenchLMDB", dependencies: ["BenchCore", "StrataBenchLMDB"]),
         .target(name: "BenchSQLite", dependencies: ["BenchCore", "StrataBenchSQLite"]),
-        .target(name: "BenchStrata", dependencies: ["BenchCore", .product(name: "Strata", package: library)]),
+        .target(name: "BenchStrata", dependencies: [
+            "BenchCore", .product(name: "Strata", package: library), .product(name: "StrataModels", package: library),
+        ]),
         .target(name: "BenchGRDB", dependencies: ["BenchCore", .product(name: "GRDB", package: "GRDB.swift")]),
         .executableTarget(
             name: "strata-bench",

@@ -22,7 +22,10 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
 /// The systems: Strata's dynamic and typed APIs, raw LMDB (the limit), SQLite and GRDB (the peers).
 public enum System: String, CaseIterable, Codable, Sendable {
     case strata
+    /// The typed API of macro models (`@Entity`): fields read and written by slot; the split as a typed stage.
     case strataTyped = "strata-typed"
+    /// The typed API through `Codable` (`Persistable`), kept as its own row while it exists.
+    case strataCodable = "strata-codable"
     /// Scans through `ReadContext.forEachView(of:)`: the dynamic API's zero-copy record views.
     case strataViews = "strata-views"
     case lmdb
@@ -34,13 +37,14 @@ public enum System: String, CaseIterable, Codable, Sendable {
     /// serve scans).
     public func runs(_ scenario: Scenario) -> Bool {
         switch self {
-        case .strataTyped: [.insert, .scan, .get].contains(scenario)
+        case .strataTyped: [.insert, .scan, .get, .customSplit].contains(scenario)
+        case .strataCodable: [.insert, .scan, .get].contains(scenario)
         case .strataViews: scenario == .scan
         default: true
         }
     }
 
-    public var isStrata: Bool { self == .strata || self == .strataTyped || self == .strataViews }
+    public var isStrata: Bool { self == .strata || self == .strataTyped || self == .strataCodable || self == .strataViews }
 }
 
 /// What one child process is asked to do.

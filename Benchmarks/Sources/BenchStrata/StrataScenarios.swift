@@ -84,7 +84,7 @@ public enum PostModel {
     }
 }
 
-/// A post through the typed API (`Codable`).
+/// A post through the `Codable` typed API (`Persistable`).
 public struct Post: Persistable, Equatable {
     public static let entityName = "Post"
     public var id: ObjectID?
@@ -103,7 +103,8 @@ public struct Post: Persistable, Equatable {
     }
 }
 
-/// Strata's side of every scenario, through the dynamic API (`strata`) or the typed API (`strata-typed`).
+/// Strata's side of every scenario, through the dynamic API (`strata`), the macro models' typed API
+/// (`strata-typed`), the `Codable` typed API (`strata-codable`) or record views (`strata-views`).
 public enum StrataScenarios {
     public static func run(_ task: ChildTask) throws -> ChildReport? {
         let url = URL(fileURLWithPath: task.path)
@@ -111,11 +112,11 @@ public enum StrataScenarios {
         case (.prepare, .insert):
             return nil
         case (.prepare, _):
-            try load(task, url: url, typed: task.system == .strataTyped)
+            try load(task, url: url, system: task.system)
             return nil
         case (.measure, .insert):
             let report = try measured(path: task.path) {
-                let seconds = try load(task, url: url, typed: task.system == .strataTyped)
+                let seconds = try load(task, url: url, system: task.system)
                 return (seconds, task.records, "records", [:], [])
             }
             try verifyPosts(task, url: url, schema: try PostModel.v1())
@@ -133,9 +134,9 @@ public enum StrataScenarios {
     /// Loads the data set, `batchSize` objects per write transaction; returns the seconds from before the
     /// store is created to after it is closed, less the data set's generation.
     @discardableResult
-    static func load(_ task: ChildTask, url: URL, typed: Bool) throws -> Double {
+    static func load(_ task: ChildTask, url: URL, system: System) throws -> Double {
         let data = task.dataSet
-        let progress = Progress(typed ? "strata-typed insert" : "strata insert", total: task.records)
+        let progress = Progress("\(system.rawValue) insert", total: task.records)
         let schema = try PostModel.v1()
         var clock = Stopwatch()
         clock.start()
@@ -144,11 +145,16 @@ public enum StrataScenarios {
         for range in data.batches(of: task.batchSize) {
             let records = data.batch(range)
             clock.start()
-            if typed {
+            switch system {
+            case .strataTyped:
+                try store.write { ctx in
+                    for r in records { try ctx.insert(MacroPosts.V1.Post(r)) }
+                }
+            case .strataCodable:
                 try store.write { ctx in
                     for r in records { try ctx.insert(Post(r)) }
                 }
-            } else {
+            default:
                 try store.write { ctx in
                     for r in records {
                         try ctx.insert("Post", orderedValues: [.uuid(r.uuid), .date(r.dateValue), .string(r.color),
@@ -209,6 +215,16 @@ public enum StrataScenarios {
     }
 
     @inline(__always)
+    static func fold(_ p: MacroPosts.V1.Post, into fold: inout Fold) {
+        fold.add(p.objectID?.rawValue ?? 0)
+        fold.add(uuid: p.postID.uuid)
+        fold.add(p.date.timeIntervalSinceReferenceDate)
+        fold.add(text: p.color)
+        fold.add(text: p.content)
+        fold.add(p.views)
+    }
+
+    @inline(__always)
     static func fold(_ p: Post, into fold: inout Fold) {
         fold.add(p.id?.rawValue ?? 0)
         fold.add(uuid: p.postID.uuid)
@@ -226,6 +242,13 @@ public enum StrataScenarios {
             let start = Clock.now()
             let store = try Store.open(at: url, schema: schema)
             if task.system == .strataTyped {
+                try store.read { ctx in
+                    try ctx.objects(MacroPosts.V1.Post.self).forEach { p in
+                        fold(p, into: &f)
+                        n += 1
+                    }
+                }
+            } else if task.system == .strataCodable {
                 try store.read { ctx in
                     try ctx.objects(Post.self).forEach { p in
                         fold(p, into: &f)
@@ -264,6 +287,9 @@ public enum StrataScenarios {
             try store.read { ctx in
                 try task.dataSet.randomIDs(task.gets) { id in
                     if task.system == .strataTyped {
+                        guard let p = try ctx.fetch(MacroPosts.V1.Post.self, id: ObjectID(rawValue: id)) else { throw BenchFailure("no post \(id)") }
+                        fold(p, into: &f)
+                    } else if task.system == .strataCodable {
                         guard let p = try ctx.fetch(Post.self, id: ObjectID(rawValue: id)) else { throw BenchFailure("no post \(id)") }
                         fold(p, into: &f)
                     } else {
@@ -289,12 +315,12 @@ public enum StrataScenarios {
         case .lightweightRewrite: target = try PostModel.widened()
         default:
             target = try PostModel.split()
-            stages = [PostModel.splitStage()]
+            stages = [task.system == .strataTyped ? MacroPosts.splitStage() : PostModel.splitStage()]
         }
         let plan = try MigrationPlan(schemas: [try PostModel.v1(), target], stages: stages)
         var options = MigrationOptions()
         options.batchSize = task.batchSize
-        let label = "strata \(task.scenario.rawValue)"
+        let label = "\(task.system.rawValue) \(task.scenario.rawValue)"
         let records = task.records
         let reported = ReportedPhases()
         options.progress = { p in reported.report(label, p, records: records) }

@@ -59,7 +59,8 @@ import Testing
         for s in scenarios {
             for system in ["strata", "lmdb", "sqlite", "grdb"] { expected.insert("\(s)/\(system)") }
         }
-        for s in ["insert", "scan", "get"] { expected.insert("\(s)/strata-typed") }
+        for s in ["insert", "scan", "get"] { expected.insert("\(s)/strata-typed"); expected.insert("\(s)/strata-codable") }
+        expected.insert("custom-split/strata-typed")
         expected.insert("scan/strata-views")
         var seen: Set<String> = []
         for r in results {

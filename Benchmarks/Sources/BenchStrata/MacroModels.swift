@@ -1,0 +1,58 @@
+import BenchCore
+import Foundation
+import StrataModels
+
+/// The posts model as macro models: the same schemas as ``PostModel``'s DSL (identical version hashes), read
+/// and written field by field by the code `@Entity` generates.
+public enum MacroPosts {
+    public enum V1: SchemaVersion {
+        public static let versionIdentifier = "v1"
+        public static let models: [any EntityModel.Type] = [Post.self]
+
+        @Entity public struct Post {
+            public var postID: UUID
+            public var date: Date
+            public var color: String
+            public var content: String
+            public var views: Int32
+        }
+    }
+
+    public enum Split: SchemaVersion {
+        public static let versionIdentifier = "v2-split"
+        public static let models: [any EntityModel.Type] = [Post.self, Section.self]
+
+        @Entity public struct Post {
+            public var postID: UUID
+            public var date: Date
+            public var color: String
+            public var views: Int32
+            @Related(inverse: \Section.post, deleteRule: .cascade) public var sections: [ObjectID] = []
+        }
+
+        @Entity public struct Section {
+            public var title: String
+            public var body: String
+            public var index: Int
+            @Related(to: Post.self, inverse: "sections") public var post: ObjectID?
+        }
+    }
+
+    /// The split as a typed stage: a `V1.Post` in, a `Split.Post` and its `Split.Section` out, linked.
+    public static func splitStage() -> MigrationStage {
+        MigrationStage.custom(from: V1.self, to: Split.self, entityMappings: [
+            .each(V1.Post.self, creating: [Split.Section.self]) { post, context in
+                let kept = try context.insert(Split.Post(postID: post.postID, date: post.date, color: post.color, views: post.views),
+                                              keepingSourceID: true)
+                let section = try context.insert(Split.Section(title: DataSet.sectionTitle(post.content), body: post.content, index: 0))
+                try context.link(section, \Split.Section.post, to: kept)
+            },
+        ])
+    }
+}
+
+extension MacroPosts.V1.Post {
+    public init(_ r: PostRecord) {
+        self.init(postID: r.uuid, date: r.dateValue, color: r.color, content: r.content, views: r.views)
+    }
+}
