@@ -69,7 +69,7 @@ let package = Package(
         // The tutorial apps (posts, books, notes) as frozen version chains, for the example and the tests.
         .target(name: "StrataTutorials", dependencies: ["StrataModels", "StrataTestKit"]),
         .target(name: "StrataTestKit", dependencies: ["Strata"]),
-        .executableTarget(name: "StrataExample", dependencies: ["Strata", "StrataTutorials"]),
+        .executableTarget(name: "StrataExample", dependencies: ["StrataModels", "StrataTutorials"]),
         .target(name: "StrataTestSupport", dependencies: ["Strata", "StrataTestKit"], path: "Tests/StrataTestSupport"),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataTestSupport"]),
         // Expansion and diagnostic tests of the macros (the plugin's code, run in process).

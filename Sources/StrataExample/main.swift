@@ -2,7 +2,7 @@
 // opened by the version shipping model v4, which migrates it at open — through v2 (a rename) and v3 (a
 // custom stage splitting content into sections) — with progress, then shows the result.
 import Foundation
-import Strata
+import StrataModels
 import StrataTutorials
 
 struct Options {
@@ -80,11 +80,11 @@ func run(_ options: Options) throws {
     // 4. The result.
     print("\n4. The store, as v4 sees it:")
     try store.read { context in
-        print("   \(try context.count("Post")) posts, \(try context.count("Section")) sections")
-        for post in try context.objects("Post").sorted(by: "date").limit(3).fetch() {
-            let sections = try context.relatedObjects(post, "sections")
-            let section = sections.first
-            print("   \(post.id) \(post["hexColor"]) softDelete=\(post["softDelete"]) · section \(section?["title"] ?? "-"): \(section?["body"] ?? "-")")
+        print("   \(try context.count(PostsApp.V4.Post.self)) posts, \(try context.count(PostsApp.V4.Section.self)) sections")
+        // The macro models of v4: a key-path query, and each post's first section by its identifier.
+        for post in try context.objects(PostsApp.V4.Post.self).filter(\.softDelete == false).sorted(by: \.date).limit(3).fetch() {
+            let section = try post.sections.first.flatMap { try context.fetch(PostsApp.V4.Section.self, id: $0) }
+            print("   \(post.objectID.map { "\($0)" } ?? "-") \(post.hexColor) softDelete=\(post.softDelete) · section \(section?.title ?? "-"): \(section?.body ?? "-")")
         }
     }
     let info = try store.info()
