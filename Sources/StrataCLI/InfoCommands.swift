@@ -46,15 +46,33 @@ struct InfoCommand: ParsableCommand {
         row("History", info.history.joined(separator: " → "))
         if info.entities.isEmpty { row("Entities", "none") } else { lines.append("Entities") }
         let nameWidth = max(8, info.entities.map(\.name.count).max() ?? 0)
+        var maintenanceLeft = false
         for e in info.entities {
             lines.append("  " + e.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
                          + "  \(Format.plural(e.objectCount, "object").padding(toLength: 16, withPad: " ", startingAt: 0))"
                          + "  \(Format.plural(e.layoutCount, "layout"))  hash \(e.versionHash.prefix(16))…")
+            // Records still in older layouts (read through projections) and indexes not built yet.
+            var notes: [String] = []
+            if let old = e.oldLayoutRecords {
+                for (layout, n) in old.sorted(by: { $0.key < $1.key }) where n > 0 {
+                    notes.append("layout \(layout): \(Format.plural(n, "record")) to rewrite")
+                }
+            } else if e.layoutCount > 1 {
+                notes.append("older layouts: record counts not known (migrated by an earlier Strata)")
+            }
+            if !e.indexesBuilding.isEmpty { notes.append("index\(e.indexesBuilding.count == 1 ? "" : "es") building: \(e.indexesBuilding.joined(separator: ", "))") }
+            if !notes.isEmpty {
+                maintenanceLeft = true
+                lines.append("  " + String(repeating: " ", count: nameWidth) + "  current layout \(e.currentLayout); " + notes.joined(separator: "; "))
+            }
         }
         row("File", "\(Format.bytes(info.fileSize)) (\(Format.count(info.fileSize)) bytes)")
         row("Map", "\(Format.bytes(info.mapSize)), page size \(info.pageSize), \(Format.count(info.pagesUsed)) pages used")
         row("Readers", "\(info.readersInUse) in use of \(info.maximumReaders), \(info.staleReadersCleared) stale cleared")
         row("Generation", "\(info.generation)")
+        row("Maintenance", maintenanceLeft
+            ? "work left (done in the background by the app, or now: `strata compact-layouts \(store)`)"
+            : "nothing left")
         if let m = info.migration {
             var what = "\(m.sourceVersion) → \(m.destinationVersion) unfinished: task \(m.taskIndex + 1)/\(m.taskCount) \(m.task)"
             what += ", \(Format.count(m.completed))\(m.total.map { "/\(Format.count($0))" } ?? "") records"

@@ -25,13 +25,17 @@ struct PlanCommand: ParsableCommand {
 
     @Argument(help: "The store directory.") var store: String
     @Option(name: .customLong("to"), help: ArgumentHelp("The destination model, in the schema JSON form.", valueName: "MODEL.json")) var model: String
+    @Flag(name: .customLong("rewrite-records"), help: "Rewrite every record into its entity's new layout during the migration, and build new indexes before it ends, instead of changing metadata only (old records read through projections and rewritten in the background).")
+    var rewriteRecords = false
 
     func run() throws {
         let schema = try StoreAccess.loadModel(model)
         let explanation: MigrationExplanation
+        var configuration = StoreAccess.inspecting
+        if rewriteRecords { configuration.migration.rewritesEveryRecord() }
         do {
             explanation = try Store.explainMigration(at: StoreAccess.url(store), schema: schema, plan: nil,
-                                                     configuration: StoreAccess.inspecting)
+                                                     configuration: configuration)
         } catch {
             throw CLIFailure(ErrorText.describe(error, store: store, modelFile: model))
         }
@@ -76,6 +80,8 @@ struct MigrateCommand: ParsableCommand {
     @Option(name: .customLong("to"), help: ArgumentHelp("The destination model, in the schema JSON form.", valueName: "MODEL.json")) var model: String
     @Option(help: "Records per batch (one write transaction each); default 10000.") var batchSize: Int?
     @Option(help: ArgumentHelp("Write a compacted copy of the store here before changing anything.", valueName: "DEST")) var backup: String?
+    @Flag(name: .customLong("rewrite-records"), help: "Rewrite every record into its entity's new layout during the migration, and build new indexes before it ends, instead of changing metadata only (old records read through projections and rewritten in the background).")
+    var rewriteRecords = false
 
     func validate() throws {
         if let batchSize, batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
@@ -125,6 +131,7 @@ struct MigrateCommand: ParsableCommand {
         configuration.createIfMissing = false
         if let batchSize { configuration.migration.batchSize = batchSize }
         if let backup { configuration.migration.backupDirectory = StoreAccess.url(backup) }
+        if rewriteRecords { configuration.migration.rewritesEveryRecord() }
         let last = Mutex<MigrationProgress?>(nil)
         configuration.migration.progress = { p in
             last.withLock { $0 = p }

@@ -63,7 +63,8 @@ public final class MigrationTestKit {
     }
 
     /// Copies the store at `url`, migrates the original along `plan` (as the app would at open), and opens
-    /// both. The stores close when the kit is removed.
+    /// both. The stores close when the kit is removed. The migrated store is opened without background
+    /// maintenance, so that it stays exactly as the migration left it (call `compactLayouts()` to run it).
     public func migrate(_ url: URL, plan: MigrationPlan, options: MigrationOptions = MigrationOptions()) throws -> SideBySide {
         let copy = directory.appendingPathComponent(url.lastPathComponent + "-before-\(UUID().uuidString.prefix(8))")
         do {
@@ -75,7 +76,9 @@ public final class MigrationTestKit {
         var options = options
         let user = options.progress
         options.progress = { p in collected.append(p); user?(p) }
-        let after = try Store.open(at: url, schema: plan.currentSchema, plan: plan, configuration: StoreConfiguration(migration: options))
+        var configuration = StoreConfiguration(migration: options)
+        configuration.backgroundMaintenance = false
+        let after = try Store.open(at: url, schema: plan.currentSchema, plan: plan, configuration: configuration)
         let before = try Store.openRecorded(at: copy)
         opened += [after, before]
         return SideBySide(before: before, after: after, progress: collected.all)

@@ -6,7 +6,7 @@ import Glibc
 
 /// The `strata` tool, run as a separate process on temporary stores.
 @Suite(.serialized) struct CLITests {
-    static let commands = ["info", "schema", "create", "import", "export", "plan", "migrate", "verify", "backup"]
+    static let commands = ["info", "schema", "create", "import", "export", "plan", "migrate", "verify", "backup", "compact-layouts"]
 
     /// A store at v1 holding `Fixtures.objects`.
     func fixtureStore(_ dir: TempDir, name: String = "s.store") throws -> String {
@@ -308,11 +308,16 @@ import Glibc
         try dir.write("impossible.json", Fixtures.v2Impossible)
         let before = try dir.read("\(store)/data.mdb")
 
+        // By default every change of v2 is metadata only: old records are read through projections.
         let plan = try dir.strata("plan", store, "--to", "v2.json")
         #expect(plan.status == 0, "\(plan)")
-        for text in ["v1 → v2", "rewrites records", "headline: renamed from title", "views: widened int16 → int64", "flag: added"] {
+        for text in ["v1 → v2", "metadata only, touches 0 records", "Post (4 objects): metadata only", "headline: renamed from title",
+                     "views: widened int16 → int64", "flag: added"] {
             #expect(plan.stdout.contains(text), "\(text): \(plan)")
         }
+        let rewriting = try dir.strata("plan", store, "--to", "v2.json", "--rewrite-records")
+        #expect(rewriting.status == 0 && rewriting.stdout.contains("rewrites records") && rewriting.stdout.contains("views: widened int16 → int64"),
+                "\(rewriting)")
         let impossible = try dir.strata("plan", store, "--to", "impossible.json")
         #expect(impossible.status == 1, "\(impossible)")
         #expect(impossible.stdout.contains("Post.summary is a new required attribute without a default value"), "\(impossible)")
@@ -321,7 +326,7 @@ import Glibc
         #expect(refused.status == 1 && refused.stderr.contains("cannot be inferred"), "\(refused)")
         #expect(try dir.read("\(store)/data.mdb") == before, "plan and a refused migration write nothing")
 
-        let migrated = try dir.strata("migrate", store, "--to", "v2.json", "--batch-size", "2", "--backup", "before.store")
+        let migrated = try dir.strata("migrate", store, "--to", "v2.json", "--batch-size", "2", "--backup", "before.store", "--rewrite-records")
         #expect(migrated.status == 0, "\(migrated)")
         #expect(migrated.stdout.contains("Migrated \(store) from v1 to v2"), "\(migrated)")
         #expect(migrated.stderr.contains("instances Post"), "plain progress lines: \(migrated)")
@@ -340,6 +345,29 @@ import Glibc
         #expect(upToDate.status == 0 && upToDate.stdout.contains("nothing to migrate"), "\(upToDate)")
     }
 
+    @Test func metadataOnlyMigrationThenCompactLayouts() throws {
+        let dir = try TempDir()
+        let store = try fixtureStore(dir)
+        try dir.write("v2.json", Fixtures.v2)
+        let migrated = try dir.strata("migrate", store, "--to", "v2.json")
+        #expect(migrated.status == 0 && migrated.stdout.contains("Migrated \(store) from v1 to v2"), "\(migrated)")
+        // Old records keep their layout, read as v2 through projections.
+        let before = try dir.strata("info", store)
+        #expect(before.stdout.contains("Post") && before.stdout.contains("4 records to rewrite"), "\(before)")
+        let exported = try dir.strata("export", store)
+        #expect(exported.status == 0)
+        #expect(exported.stdoutLines.first { $0.contains(#""entity":"Post""#) }?
+            .contains(#""headline":"Hello \"world\"\n\ttabbed","views":-32768,"flag":false"#) == true, "\(exported)")
+
+        let compacted = try dir.strata("compact-layouts", store, "--batch-size", "1")
+        #expect(compacted.status == 0 && compacted.stdout.contains("Rewrote"), "\(compacted)")
+        let after = try dir.strata("info", store)
+        #expect(!after.stdout.contains("to rewrite") && after.stdout.contains("nothing left"), "\(after)")
+        // The same objects, byte for byte in their export.
+        #expect(try dir.strata("export", store).stdout == exported.stdout)
+        #expect(try dir.strata("verify", store).status == 0)
+    }
+
     @Test func migrateDrawsABarOnATerminal() throws {
         let dir = try TempDir()
         try dir.write("v1.json", Fixtures.v1)
@@ -352,7 +380,7 @@ import Glibc
         guard FileManager.default.isExecutableFile(atPath: script) else { return }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: script)
-        process.arguments = ["-qec", "\(CLI.executable.path) migrate s.store --to v2.json --batch-size 100", "/dev/null"]
+        process.arguments = ["-qec", "\(CLI.executable.path) migrate s.store --to v2.json --batch-size 100 --rewrite-records", "/dev/null"]
         process.currentDirectoryURL = dir.url
         process.standardInput = FileHandle.nullDevice
         let outURL = dir.url.appendingPathComponent("terminal.txt")
@@ -390,12 +418,14 @@ import Glibc
         }
         let verify = try dir.strata("verify", store)
         #expect(verify.status == 0, "\(verify)")
+        let info = try dir.strata("info", store)
+        #expect(info.stdout.contains("nothing left") && !info.stdout.contains("to rewrite"), "every record rewritten: \(info)")
     }
 
     @Test func migrateStoppedByCtrlCResumes() throws {
         let dir = try TempDir()
         let store = try bigStore(dir)
-        let running = try CLI.start(["migrate", store, "--to", "v2.json", "--batch-size", "1"], in: dir)
+        let running = try CLI.start(["migrate", store, "--to", "v2.json", "--batch-size", "1", "--rewrite-records"], in: dir)
         let started = running.waitForStderr(containing: "instances Post")
         running.signal(SIGINT)
         let stopped = running.wait()
@@ -420,6 +450,7 @@ import Glibc
         let plan = try dir.strata("plan", store, "--to", "v2.json")
         #expect(plan.stdout.contains("resumes it"), "\(plan)")
 
+        // Without --rewrite-records: the resumed step finishes the work its journal planned.
         let resumed = try dir.strata("migrate", store, "--to", "v2.json", "--batch-size", "5000")
         #expect(resumed.status == 0, "\(resumed)")
         #expect(resumed.stderr.contains("Resuming the migration v1 → v2"), "\(resumed)")
@@ -429,7 +460,7 @@ import Glibc
     @Test func migrateKilledResumes() throws {
         let dir = try TempDir()
         let store = try bigStore(dir)
-        let running = try CLI.start(["migrate", store, "--to", "v2.json", "--batch-size", "1"], in: dir)
+        let running = try CLI.start(["migrate", store, "--to", "v2.json", "--batch-size", "1", "--rewrite-records"], in: dir)
         let started = running.waitForStderr(containing: "instances Post")
         usleep(50_000)
         running.signal(SIGKILL)
@@ -442,6 +473,7 @@ import Glibc
         #expect(infoJSON["migration"] is [String: Any], "\(infoJSON)")
         #expect(try dir.strata("export", store, "--entity", "Post").stdoutLines.count == Self.bigCount)
 
+        // Without --rewrite-records: the resumed step finishes the work its journal planned.
         let resumed = try dir.strata("migrate", store, "--to", "v2.json", "--batch-size", "5000")
         #expect(resumed.status == 0 && resumed.stderr.contains("Resuming"), "\(resumed)")
         try expectMigrated(dir, store)

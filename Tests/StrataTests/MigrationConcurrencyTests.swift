@@ -57,6 +57,9 @@ import Testing
         let log = Mutex<[(MigrationProgress.Phase, Int, Seen, String)]>([])
         var options = MigrationOptions()
         options.batchSize = 40
+        // Steps that rewrite (one layout per entity) and build their indexes: batches other handles overlap.
+        options.maximumLayoutsPerEntity = 1
+        options.buildsIndexesInBackground = false
         options.progress = { p in
             // On the migrating thread, between two batches.
             let seen = Self.look(old, expected: expected)

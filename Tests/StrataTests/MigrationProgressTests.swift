@@ -17,9 +17,13 @@ import Testing
         try JournalChain.fill(store, version: "v1", entries: entries, seed: 77, oracle: Oracle(schema: store.schema))
     }
 
+    /// The chain's widenings rewrite Entry (one layout per entity) and its new index is built by the steps, so
+    /// that every kind of batched work reports its progress.
     static func options(_ recorder: ProgressRecorder? = nil) -> MigrationOptions {
         var options = MigrationOptions()
         options.batchSize = batch
+        options.maximumLayoutsPerEntity = 1
+        options.buildsIndexesInBackground = false
         return recorder?.options(options) ?? options
     }
 
@@ -89,10 +93,10 @@ import Testing
     @Test func stoppedMigrationResumes() async throws {
         let dir = try TemporaryDirectory("progress-stop")
         try Self.makeStore(dir.store)
-        // Ask the migrator to stop as soon as the first rewrite batch has committed.
+        // Ask the migrator to stop as soon as the first rewrite batch of the second step has committed.
         let current = Mutex<Migrator?>(nil)
         var options = Self.options()
-        options.progress = { p in if p.phase == .instances { current.withLock { $0?.stop() } } }
+        options.progress = { p in if p.phase == .instances && p.stepIndex == 1 { current.withLock { $0?.stop() } } }
         let stopping = Migrator(url: dir.store, plan: try JournalChain.plan(), configuration: StoreConfiguration(migration: options))
         current.withLock { $0 = stopping }
         do {

@@ -89,15 +89,34 @@ import Testing
         // v1 → v2 changes metadata only: the records' bytes are the same.
         let explanation = try Store.explainMigration(at: dir.store, schema: try JournalChain.v2(), plan: try JournalChain.plan(through: "v2"))
         #expect(explanation.steps.map(\.rewritesRecords) == [false])
-        let store = try Store.open(at: dir.store, schema: try JournalChain.v2(), plan: try JournalChain.plan(through: "v2"))
+        var noMaintenance = StoreConfiguration()
+        noMaintenance.backgroundMaintenance = false
+        let store = try Store.open(at: dir.store, schema: try JournalChain.v2(), plan: try JournalChain.plan(through: "v2"),
+                                   configuration: noMaintenance)
         let layouts = try store.info().entities.first { $0.name == "Entry" }?.layoutCount
         #expect(layouts == 2)  // the v1 layout read through a projection, and the layout new records use
         store.close()
-        let rewrite = try Store.explainMigration(at: dir.store, schema: try JournalChain.v3(), plan: try JournalChain.plan(through: "v3"))
+        // v2 → v3 widens (Int16 → Int32, Float → Double): metadata only too, the old records read widened.
+        let widening = try Store.explainMigration(at: dir.store, schema: try JournalChain.v3(), plan: try JournalChain.plan(through: "v3"))
+        #expect(widening.steps.map(\.rewritesRecords) == [false])
+        // With one layout allowed per entity, the same step rewrites every record instead.
+        var oneLayout = MigrationOptions()
+        oneLayout.maximumLayoutsPerEntity = 1
+        let rewrite = try Store.explainMigration(at: dir.store, schema: try JournalChain.v3(), plan: try JournalChain.plan(through: "v3"),
+                                                 configuration: StoreConfiguration(migration: oneLayout))
         #expect(rewrite.steps.map(\.rewritesRecords) == [true])
-        let migrated = try Store.open(at: dir.store, schema: try JournalChain.v3(), plan: try JournalChain.plan(through: "v3"))
+        let migrated = try Store.open(at: dir.store, schema: try JournalChain.v3(), plan: try JournalChain.plan(through: "v3"),
+                                      configuration: noMaintenance)
         defer { migrated.close() }
+        #expect(try migrated.info().entities.first { $0.name == "Entry" }?.layoutCount == 3)
+        #expect(try migrated.info().entities.first { $0.name == "Entry" }?.oldLayoutRecords == ["1": 100])
+        // The maintenance rewrites the 100 old records into the current layout, and the values stay.
+        let waiting = try migrated.info().entities.reduce(0) { $0 + ($1.oldLayoutRecords?.values.reduce(0, +) ?? 0) }
+        let compacted = try migrated.compactLayouts()
+        #expect(compacted.rewritten == waiting && waiting >= 100, "\(compacted), \(waiting) waiting")
+        #expect(compacted.indexed == 100, "the headline index, added at v2, is built by the maintenance")
         #expect(try migrated.info().entities.first { $0.name == "Entry" }?.layoutCount == 1)
+        #expect(try migrated.info().entities.first { $0.name == "Entry" }?.oldLayoutRecords == [:])
         try JournalChain.applyStep(from: "v1", to: oracle)
         try JournalChain.applyStep(from: "v2", to: oracle)
         #expect(try oracle.mismatches(in: migrated) == [])

@@ -11,9 +11,14 @@ final class BoundModel: Sendable {
     let meta: MetaTable
     let entities: [EntityBinding]
     private let entityIndex: [String: Int]
+    /// Whether the store had maintenance left when the model was bound (records of older layouts, indexes
+    /// being built, retired databases): a store handle then starts its background maintenance.
+    let needsMaintenance: Bool
 
     init(schema: Schema, catalog: Catalog, generation: UInt64, meta: MetaTable, handles: [String: DatabaseHandle],
-         withoutIndexesFor unindexed: Set<String> = []) throws(DecodeFailure) {
+         withoutIndexesFor unindexed: Set<String> = [], buildingIndexes: Set<UInt32> = [],
+         needsMaintenance: Bool = false) throws(DecodeFailure) {
+        self.needsMaintenance = needsMaintenance
         self.schema = schema
         self.catalog = catalog
         self.generation = generation
@@ -25,7 +30,7 @@ final class BoundModel: Sendable {
         for (position, entity) in schema.entities.enumerated() {
             bindings.append(try EntityBinding(position: position, entity: entity, schema: schema,
                                               catalog: catalog, entityIndex: entityIndex, handles: handles,
-                                              indexed: !unindexed.contains(entity.name)))
+                                              indexed: !unindexed.contains(entity.name), buildingIndexes: buildingIndexes))
         }
         entities = bindings
     }
@@ -92,6 +97,11 @@ struct IndexBinding: Sendable {
     let dbi: DatabaseHandle
     let isUnique: Bool
     let attribute: Int
+    /// The index's tag in the catalog.
+    let tag: UInt32
+    /// The index was being built (by the store's maintenance) when the model was bound: writers maintain it,
+    /// but a query checks that it is complete in its own snapshot before using it.
+    let wasBuilding: Bool
 }
 
 final class EntityBinding: Sendable {
@@ -126,7 +136,7 @@ final class EntityBinding: Sendable {
     let currentFollowsModelOrder: Bool
 
     init(position: Int, entity: Entity, schema: Schema, catalog: Catalog, entityIndex: [String: Int],
-         handles: [String: DatabaseHandle], indexed: Bool = true) throws(DecodeFailure) {
+         handles: [String: DatabaseHandle], indexed: Bool = true, buildingIndexes: Set<UInt32> = []) throws(DecodeFailure) {
         guard let entry = catalog.entity(named: entity.name) else {
             throw DecodeFailure("the catalog has no entity \(entity.name)")
         }
@@ -176,6 +186,12 @@ final class EntityBinding: Sendable {
                     }
                     fieldAttributes[f] = a
                     direct = false
+                case .converted(let f, _):
+                    guard f < l.layout.fieldTypes.count, l.layout.fieldTypes[f].widens(to: entity.attributes[a].type) else {
+                        throw DecodeFailure("layout \(l.layout.id) of \(entity.name) cannot widen a field to \(entity.attributes[a].name) as \(entity.attributes[a].type.name)")
+                    }
+                    fieldAttributes[f] = a
+                    direct = false
                 case .constant:
                     direct = false
                 }
@@ -219,7 +235,8 @@ final class EntityBinding: Sendable {
                 throw DecodeFailure("the catalog has no index on \(entity.name).\(a.name)")
             }
             guard let ixDBI = handles[ix.database] else { throw DecodeFailure("database \(ix.database) is missing") }
-            indexes.append(IndexBinding(dbi: ixDBI, isUnique: a.isUnique, attribute: i))
+            indexes.append(IndexBinding(dbi: ixDBI, isUnique: a.isUnique, attribute: i, tag: ix.tag,
+                                        wasBuilding: buildingIndexes.contains(ix.tag)))
         }
         self.indexes = indexes
         var indexedSlots = [Bool](repeating: false, count: entity.attributes.count)

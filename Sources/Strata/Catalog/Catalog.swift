@@ -44,6 +44,17 @@ struct Catalog: Sendable, Equatable {
         case fieldOrDefault(Int, Value)
         /// Always this value (an attribute added after the record was written; null for optional ones).
         case constant(Value)
+        /// The value of field `index`, widened to the attribute's type (an `Int32` field read as `Int64`, a
+        /// `Float` as a `Double`), or `default` when that field is null: a widening that changed metadata only.
+        case converted(Int, default: Value?)
+
+        /// The field this source reads, if any.
+        var field: Int? {
+            switch self {
+            case .field(let i), .fieldOrDefault(let i, _), .converted(let i, _): i
+            case .constant: nil
+            }
+        }
     }
 
     struct RelationshipEntry: Sendable, Equatable {

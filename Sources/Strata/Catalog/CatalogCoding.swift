@@ -1,10 +1,16 @@
 /// The catalog's binary form (a metadata value, inside a checksummed envelope).
 extension Catalog {
-    static let formatVersion: UInt8 = 1
+    /// Version 1, or 2 once a layout reads a field through a widening (``FieldSource/converted(_:default:)``):
+    /// a catalog older versions of Strata could not read says so by its version.
+    static let formatVersion: UInt8 = 2
+
+    var usesConversions: Bool {
+        entities.contains { e in e.layouts.contains { l in l.sources.contains { if case .converted = $0 { true } else { false } } } }
+    }
 
     func encoded() -> [UInt8] {
         var w = BinaryWriter(capacity: 512)
-        w.u8(Catalog.formatVersion)
+        w.u8(usesConversions ? 2 : 1)
         w.varint(UInt64(nextTag))
         w.varint(UInt64(nextGeneration))
         w.varint(entities.count)
@@ -28,6 +34,8 @@ extension Catalog {
                         w.u8(2); w.varint(i); FieldCodec.encodeTagged(v, into: &w)
                     case .constant(let v):
                         w.u8(3); FieldCodec.encodeTagged(v, into: &w)
+                    case .converted(let i, let d):
+                        w.u8(4); w.varint(i); FieldCodec.encodeTagged(d ?? .null, into: &w)
                     }
                 }
             }
@@ -49,7 +57,9 @@ extension Catalog {
     init(decoding bytes: UnsafeRawBufferPointer) throws {
         var r = BinaryReader(bytes)
         let version = try r.u8()
-        guard version == Catalog.formatVersion else { throw DecodeFailure("catalog format \(version)") }
+        guard version == 1 || version == Catalog.formatVersion else {
+            throw DecodeFailure("catalog format \(version) (this version of Strata reads 1 and \(Catalog.formatVersion))")
+        }
         func tag() throws -> UInt32 {
             let v = try r.varint()
             guard v <= UInt64(UInt32.max) else { throw DecodeFailure("tag out of range") }
@@ -84,6 +94,11 @@ extension Catalog {
                         sources.append(.fieldOrDefault(i, try FieldCodec.decodeTagged(from: &r)))
                     case 3:
                         sources.append(.constant(try FieldCodec.decodeTagged(from: &r)))
+                    case 4 where version >= 2:
+                        guard !types.isEmpty else { throw DecodeFailure("field source in an empty layout") }
+                        let i = try r.count(limit: types.count - 1)
+                        let d = try FieldCodec.decodeTagged(from: &r)
+                        sources.append(.converted(i, default: d.isNull ? nil : d))
                     case let c:
                         throw DecodeFailure("unknown field source \(c)")
                     }

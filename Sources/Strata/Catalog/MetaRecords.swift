@@ -12,8 +12,9 @@ import Foundation
 /// | `counter` | the next object ID |
 /// | `history` | the version identifiers the store has been at, oldest first |
 /// | `journal` | the migration in progress, if any: its checkpoint, written with every batch |
+/// | `maintenance` | records left in older layouts, indexes being built, the sweep's cursor (``MaintenanceRecord``) |
 enum MetaKey: String, CaseIterable {
-    case format, model, identity, catalog, state, counter, history, journal
+    case format, model, identity, catalog, state, counter, history, journal, maintenance
 }
 
 /// `[u32 LE CRC-32C of (key ‖ payload)] [payload]`.

@@ -30,6 +30,9 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
         /// How each destination entity is produced: `"metadata"` (same records, new metadata), `"rewritten"`
         /// (every record rewritten), or `"created"` (by a custom stage's policies, or a new entity).
         public var entityHandling: [String: String]
+        /// New indexes (`Entity.attribute`) the store's maintenance builds after the step, while the store is in
+        /// use (queries scan until they are complete).
+        public var backgroundIndexes: [String] = []
     }
 
     /// How many objects an entity has at a step's start: counted in the store, or estimated for entities a
@@ -90,7 +93,10 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
                     for a in entity.droppedAttributes { lines.append("    \(a): dropped") }
                     for r in entity.relationships where r.description != "\(r.name): copied" { lines.append("    \(r)") }
                     for r in entity.droppedRelationships { lines.append("    \(r): dropped") }
-                    for i in entity.indexesAdded { lines.append("    index on \(i): built") }
+                    for i in entity.indexesAdded {
+                        let later = step.backgroundIndexes.contains("\(d).\(i)")
+                        lines.append("    index on \(i): built\(later ? " in the background after the step" : "")")
+                    }
                     for i in entity.indexesDropped { lines.append("    index on \(i): dropped") }
                     for u in entity.uniquenessAdded { lines.append("    \(u): made unique (existing values checked)") }
                 default: break
@@ -149,7 +155,9 @@ extension Store {
                     through: effectivePlan.schemas(between: source.versionIdentifier, and: target.versionIdentifier),
                     scriptedEntities: Set(stage?.scripts.map(\.entity) ?? []),
                     policyEntities: Set(stage?.passes.flatMap { $0 }.map(\.sourceEntity) ?? []))
-                let stepPlan = try StepPlanner.plan(source: source, sourceCatalog: catalog, destination: target, mapping: mapping, stage: stage)
+                let stepPlan = try StepPlanner.plan(source: source, sourceCatalog: catalog, destination: target, mapping: mapping,
+                                                    stage: stage, maximumLayouts: configuration.migration.maximumLayoutsPerEntity,
+                                                    indexesInBackground: configuration.migration.buildsIndexesInBackground)
                 var touched = 0
                 var lowerBound = false
                 for task in stepPlan.tasks {
@@ -183,6 +191,9 @@ extension Store {
                         case .rewritten: "rewritten"
                         case .built: "created"
                         }
+                    },
+                    backgroundIndexes: stepPlan.destinationCatalog.indexes.filter { stepPlan.backgroundIndexes.contains($0.tag) }.compactMap { index in
+                        stepPlan.destinationCatalog.entity(tag: index.entityTag).map { "\($0.name).\(index.attribute)" }
                     }))
                 counts = nextCounts(counts, mapping: mapping, kinds: stepPlan.kinds, stage: stage, step: source.versionIdentifier + " → " + target.versionIdentifier)
                 catalog = stepPlan.destinationCatalog

@@ -31,6 +31,33 @@ public struct MigrationOptions: Sendable {
     /// Asked before every batch; when it returns true the migration stops after the batch it just committed
     /// and throws ``MigrationError/stopped(source:destination:)``. Running the migration again resumes it.
     public var shouldStop: (@Sendable () -> Bool)? = nil
+    /// The most physical layouts an entity keeps. Steps that only widen, rename, add or remove attributes
+    /// change metadata: old records keep their layout and are read through projections. A step that would
+    /// give an entity more layouts than this rewrites its records into one layout instead.
+    public var maximumLayoutsPerEntity: Int = StepPlanner.defaultMaximumLayouts
+    /// Whether a new index (not unique) of an entity whose records a step keeps is built after the step, by the
+    /// store's maintenance — the step then changes metadata only, and queries scan until the index is complete
+    /// — or by the step itself, before the store opens. Default true. (Unique indexes are always built, and
+    /// checked, by the step.)
+    public var buildsIndexesInBackground: Bool = true
+    /// What opening does while another process migrates the store. A handle with the model the store is at
+    /// (the step's source) opens at once and reads that version (its writes throw
+    /// ``StoreError/Code-swift.struct/migrationInProgress`` until the migration ends, and ``StoreError/Code-swift.struct/modelChanged``
+    /// after its switch). Any other model waits for the migration to end, reporting its progress through
+    /// ``progress``, when this is true (the default), and throws ``StoreError/Code-swift.struct/migrationInProgress``
+    /// at once when false.
+    public var waitsForOtherProcesses: Bool = true
+    /// The longest opening waits for another process's migration before throwing
+    /// ``StoreError/Code-swift.struct/migrationInProgress`` (nil: as long as it takes).
+    public var otherProcessTimeout: Double? = nil
 
     public init() {}
+
+    /// Makes every step rewrite the records of the entities it changes into one layout, and build its new
+    /// indexes itself, instead of changing metadata only: the store has one layout per entity when the
+    /// migration ends, and no background work follows (slower migrations, for tools and tests that want that).
+    public mutating func rewritesEveryRecord() {
+        maximumLayoutsPerEntity = 1
+        buildsIndexesInBackground = false
+    }
 }

@@ -109,6 +109,7 @@ extension WriteContext {
         guard let oldBytes = try ObjectKey.with(id, { try txn.get(binding.dbi, key: $0) }) else {
             throw StoreError.objectNotFound(entity: binding.name, id: ObjectID(rawValue: id))
         }
+        noteRewritten(binding, oldBytes)
         let old = binding.indexes.isEmpty ? [] : try binding.decodeValues(oldBytes, id: id)
         var record = ModelWriter(binding: binding)
         swap(&record.bytes, &writer)

@@ -128,7 +128,7 @@ public struct ModelQuery<T: EntityModel> {
     /// Visits the matching values in identifier order (or index order), until `visit` returns false.
     func scan(_ visit: (T) throws -> Bool) throws {
         let txn = context.txn
-        if let condition = indexCondition(), let index = binding.index(on: condition.attribute) {
+        if let condition = try indexCondition(), let index = try context.queryableIndex(binding, on: condition.attribute) {
             let cursor = try txn.cursor(index.dbi)
             let upperKey = condition.upper.map { IndexKey.encode($0) }
             var entry = try condition.lower.map { lower in try IndexKey.encode(lower).withUnsafeBytes { try cursor.seek($0) } } ?? cursor.first()
@@ -165,12 +165,12 @@ public struct ModelQuery<T: EntityModel> {
 
     /// The index condition the query's predicates allow: an equality on an indexed attribute if any, else a
     /// range; nil when no top-level comparison can use an index.
-    func indexCondition() -> ObjectQuery.AttributeCondition? {
+    func indexCondition() throws -> ObjectQuery.AttributeCondition? {
         var best: ObjectQuery.AttributeCondition?
         var bounds: [Int: ObjectQuery.AttributeCondition] = [:]
         for comparison in predicates.flatMap(\.conjuncts) where !comparison.value.isNull {
             guard let name = T.propertyName(for: comparison.keyPath), let a = binding.attributeIndex[name],
-                  binding.index(on: a) != nil else { continue }
+                  try context.queryableIndex(binding, on: a) != nil else { continue }
             var c = bounds[a] ?? ObjectQuery.AttributeCondition(attribute: a, lower: nil, lowerInclusive: true, upper: nil, upperInclusive: true)
             let v = binding.attributeTypes[a].coerce(comparison.value) ?? comparison.value
             switch comparison.op {

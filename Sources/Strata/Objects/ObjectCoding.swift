@@ -60,6 +60,8 @@ extension EntityBinding {
                     case .field: break
                     case .fieldOrDefault(_, let value): if values[a].isNull { values[a] = value }
                     case .constant(let value): values[a] = value
+                    case .converted(_, let value):
+                        values[a] = values[a].isNull ? (value ?? .null) : RecordTranscoder.widen(values[a], to: attributeTypes[a])
                     }
                 }
             }

@@ -36,7 +36,7 @@ public final class ObjectCursor {
         self.context = query.context
         self.query = query
         if let c = query.condition, c.canUseIndex(for: query.binding.attributeTypes[c.attribute]),
-           let index = query.binding.index(on: c.attribute) {
+           let index = try query.context.queryableIndex(query.binding, on: c.attribute) {
             source = .index(try query.context.txn.cursor(index.dbi), c, c.upper.map { IndexKey.encode($0) })
         } else {
             source = .entity(try query.context.txn.cursor(query.binding.dbi))

@@ -115,6 +115,7 @@ public final class ObjectView {
     private func projected(_ a: Int) -> Value {
         switch layout.sources[a] {
         case .constant(let v), .fieldOrDefault(_, let v): return v
+        case .converted(_, let v): return v ?? .null
         case .field: return .null
         }
     }
@@ -135,7 +136,10 @@ public final class ObjectView {
         let a = try position(attribute)
         guard let f = field(a) else { return projected(a) }
         var r = BinaryReader(UnsafeRawBufferPointer(rebasing: bytes[f.start..<f.end]))
-        do { return try FieldCodec.decode(code: f.code, from: &r) } catch { throw corrupted("\(error)") }
+        let value: Value
+        do { value = try FieldCodec.decode(code: f.code, from: &r) } catch { throw corrupted("\(error)") }
+        if case .converted = layout.sources[a] { return RecordTranscoder.widen(value, to: binding.attributeTypes[a]) }
+        return value
     }
 
     /// Calls `body` with the bytes of a string, URL, data, decimal or Codable attribute, in place (UTF-8 for

@@ -132,6 +132,14 @@ public class ReadContext {
 
     // MARK: Index lookups
 
+    /// The index on `attribute` when a query may use it in this transaction's snapshot: an index the store's
+    /// maintenance is still building is maintained by writers but incomplete, so queries scan instead.
+    func queryableIndex(_ binding: EntityBinding, on attribute: Int) throws -> IndexBinding? {
+        guard let index = binding.index(on: attribute) else { return nil }
+        guard index.wasBuilding else { return index }
+        return try MaintenanceRecord.read(model.meta, in: txn).buildingIndexes.contains(index.tag) ? nil : index
+    }
+
     /// Identifiers of objects whose indexed attribute has exactly `value`.
     func indexLookup(_ binding: EntityBinding, attribute: Int, index: IndexBinding, value: Value) throws -> [UInt64] {
         let key = IndexKey.encode(value)

@@ -28,6 +28,9 @@ public final class WriteContext: ReadContext {
     /// Whether minimum relationship counts are checked at commit (migrations check them at the end of a
     /// stage instead, when every link exists).
     var checksMinimumCounts = true
+    /// Records of older layouts this transaction rewrote (in the current layout) or deleted, as (entity tag,
+    /// layout ID): subtracted from the store's maintenance counts at commit.
+    @exclusivity(unchecked) private var leftOldLayouts: [(UInt32, UInt32)] = []
 
     override init(txn: Transaction, model: BoundModel) {
         lastInserted = [UInt64](repeating: 0, count: model.entities.count)
@@ -76,6 +79,12 @@ public final class WriteContext: ReadContext {
         if counterDirty, let next = nextID {
             try model.meta.put(.counter, CounterRecord.encode(next), in: txn)
             counterDirty = false
+        }
+        if !leftOldLayouts.isEmpty {
+            var maintenance = try MaintenanceRecord.read(model.meta, in: txn)
+            for (tag, layout) in leftOldLayouts { maintenance.removeOne(entity: tag, layout: layout) }
+            try maintenance.write(model.meta, in: txn)
+            leftOldLayouts.removeAll()
         }
     }
 
@@ -172,9 +181,11 @@ public final class WriteContext: ReadContext {
         var row = object.values
         try binding.validate(&row)
         let id = object.id.rawValue
-        guard let old = try self.object(id, binding) else {
+        guard let oldBytes = try ObjectKey.with(id, { try txn.get(binding.dbi, key: $0) }) else {
             throw StoreError.objectNotFound(entity: binding.name, id: object.id)
         }
+        noteRewritten(binding, oldBytes)
+        let old = DynamicObject(id: object.id, binding: binding, values: try binding.decodeValues(oldBytes, id: id))
         for index in binding.indexes where old.values[index.attribute] != row[index.attribute] {
             try removeIndexEntry(index, old.values[index.attribute], id: id)
             try addIndexEntry(binding, index, row[index.attribute], id: id)
@@ -199,7 +210,10 @@ public final class WriteContext: ReadContext {
         var pending: [(EntityBinding, UInt64)] = [(try binding(entity), id.rawValue)]
         var deleted: Set<UInt64> = []
         while let (binding, id) = pending.popLast() {
-            guard !deleted.contains(id), let object = try object(id, binding) else { continue }
+            guard !deleted.contains(id), let bytes = try ObjectKey.with(id, { try txn.get(binding.dbi, key: $0) }) else { continue }
+            // The record's bytes are valid until this transaction's next write: read what is needed now.
+            let object = DynamicObject(id: ObjectID(rawValue: id), binding: binding, values: try binding.decodeValues(bytes, id: id))
+            let oldLayout = RecordCodec.layoutID(of: bytes)
             for r in binding.relationships where r.deleteRule == .deny {
                 let n = try linkCount(id, r)
                 if n > 0 {
@@ -223,9 +237,24 @@ public final class WriteContext: ReadContext {
             for index in binding.indexes {
                 try removeIndexEntry(index, object.values[index.attribute], id: id)
             }
+            if let oldLayout { noteRewritten(binding, layout: oldLayout) }
             try ObjectKey.with(id) { key in _ = try txn.delete(binding.dbi, key: key) }
             if lastInserted[binding.position] == id { lastInserted[binding.position] = 0 }
         }
+    }
+
+    /// Notes that a stored record is about to be replaced by one in the current layout, or deleted: when it was
+    /// in an older layout, the maintenance counts lose it at commit. (Free when the entity has one layout.)
+    @inline(__always)
+    func noteRewritten(_ binding: EntityBinding, _ record: UnsafeRawBufferPointer) {
+        guard binding.layouts.count > 1, let layout = RecordCodec.layoutID(of: record) else { return }
+        noteRewritten(binding, layout: layout)
+    }
+
+    @inline(__always)
+    func noteRewritten(_ binding: EntityBinding, layout: UInt32) {
+        guard binding.layouts.count > 1, layout != binding.current.layout.id else { return }
+        leftOldLayouts.append((binding.tag, layout))
     }
 
     // MARK: Relationships

@@ -45,6 +45,16 @@ enum RecordCodec {
         return Checksum.crc32c(body, seed: seed)
     }
 
+    /// The layout ID a record says it has, without checking it (bookkeeping; decoding checks everything).
+    @inline(__always)
+    static func layoutID(of bytes: UnsafeRawBufferPointer) -> UInt32? {
+        guard bytes.count >= 2, bytes[0] == RecordFormat.version else { return nil }
+        var r = BinaryReader(bytes)
+        r.offset = 1
+        guard let v = try? r.varint(), v <= UInt64(UInt32.max) else { return nil }
+        return UInt32(v)
+    }
+
     /// Checks a stored record's checksum and format and returns its layout ID and a reader positioned at
     /// its null bitmap (ending before the checksum).
     @inline(__always)

@@ -42,14 +42,19 @@ public final class Store: Sendable {
     private let removesDirectoryOnClose: Bool
     /// Opened with ``StoreConfiguration/readOnly``: refuses writes even when it shares its environment with
     /// a writable handle of the same process.
-    private let readOnly: Bool
+    let readOnly: Bool
+    /// The background maintenance this handle runs (see ``StoreConfiguration/backgroundMaintenance``).
+    private let maintenance: MaintenanceWorker?
 
-    init(url: URL, environment: Environment, model: BoundModel, removesDirectoryOnClose: Bool = false, readOnly: Bool = false) {
+    init(url: URL, environment: Environment, model: BoundModel, removesDirectoryOnClose: Bool = false, readOnly: Bool = false,
+         backgroundMaintenance: Bool = false) {
         self.url = url
         self.environment = environment
         self.model = model
         self.removesDirectoryOnClose = removesDirectoryOnClose
         self.readOnly = readOnly
+        self.maintenance = backgroundMaintenance && !readOnly && model.needsMaintenance
+            ? MaintenanceWorker(model: model, environment: environment) : nil
     }
 
     deinit { close() }
@@ -98,6 +103,7 @@ public final class Store: Sendable {
     /// Using the handle afterwards throws ``StoreError/closed``.
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        maintenance?.stop()
         environment.release()
         if removesDirectoryOnClose, environment.isClosed {
             try? FileManager.default.removeItem(at: url)

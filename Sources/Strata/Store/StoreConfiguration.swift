@@ -23,6 +23,12 @@ public struct StoreConfiguration: Sendable {
     public var mapGrowthWaitSeconds: Double = 10
     /// How migrations run when the store's model differs from the app's.
     public var migration: MigrationOptions = MigrationOptions()
+    /// Whether an open handle runs the store's maintenance in the background: records that metadata-only
+    /// migrations left in older layouts are rewritten into the current layout, new indexes built, retired
+    /// databases emptied — in short write transactions that yield to the app's writers. Default true; tools
+    /// that only inspect a store turn it off (``Store/compactLayouts(batchSize:progress:)`` runs the same work
+    /// on demand).
+    public var backgroundMaintenance: Bool = true
 
     public init() {}
 

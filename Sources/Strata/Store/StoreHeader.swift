@@ -71,8 +71,11 @@ struct StoreHeader {
             }
             handles[name] = dbi
         }
+        let maintenance = try MaintenanceRecord.read(meta, in: txn)
         do {
-            return try BoundModel(schema: schema, catalog: catalog, generation: state.generation, meta: meta, handles: handles)
+            let needsMaintenance = !maintenance.isEmpty || !catalog.garbage.isEmpty || catalog.entities.contains { $0.layouts.count > 1 }
+            return try BoundModel(schema: schema, catalog: catalog, generation: state.generation, meta: meta, handles: handles,
+                                  buildingIndexes: maintenance.buildingIndexes, needsMaintenance: needsMaintenance)
         } catch {
             throw StoreError.corrupted(path: meta.path, reason: .metadata(error.reason))
         }

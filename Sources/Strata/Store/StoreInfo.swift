@@ -9,6 +9,13 @@ public struct StoreInfo: Sendable, Codable, Hashable {
         public var objectCount: Int
         /// Physical layouts the entity's records are in (more than one after metadata-only migrations).
         public var layoutCount: Int
+        /// The layout new records are written in.
+        public var currentLayout: UInt32
+        /// Records still in each older layout (by layout ID, as text for JSON), waiting for the store's
+        /// maintenance to rewrite them; nil when not known (a store migrated by an earlier version of Strata).
+        public var oldLayoutRecords: [String: Int]?
+        /// Indexes (attribute names) not built yet: writers maintain them, queries scan until they are complete.
+        public var indexesBuilding: [String]
     }
 
     /// A migration that has not finished.
@@ -63,12 +70,18 @@ extension Store {
             let header = try StoreHeader.read(in: txn, path: path)
             let recorded = try header.recordedSchema(in: txn)
             var entities: [StoreInfo.EntityInfo] = []
+            let maintenance = try MaintenanceRecord.read(header.meta, in: txn)
             for entity in recorded.entities {
                 guard let entry = header.catalog.entity(named: entity.name),
                       let dbi = try txn.openDatabase(entry.database, flags: 0, create: false) else { continue }
+                let counts = maintenance.oldLayoutCounts[entry.tag].map { c in
+                    Dictionary(uniqueKeysWithValues: c.map { ("\($0.key)", $0.value) })
+                } ?? (entry.layouts.count > 1 ? nil : [:])
+                let building = header.catalog.indexes.filter { $0.entityTag == entry.tag && maintenance.buildingIndexes.contains($0.tag) }
                 entities.append(StoreInfo.EntityInfo(
                     name: entity.name, versionHash: recorded.entityVersionHashes[entity.name]?.hex ?? "",
-                    objectCount: try txn.entryCount(dbi), layoutCount: entry.layouts.count))
+                    objectCount: try txn.entryCount(dbi), layoutCount: entry.layouts.count, currentLayout: entry.currentLayout,
+                    oldLayoutRecords: counts, indexesBuilding: building.map(\.attribute)))
             }
             var migration: StoreInfo.MigrationState? = nil
             if let journal = try header.meta.read(.journal, in: txn, MigrationJournal.decode) {

@@ -13,7 +13,8 @@ struct StoreOpener {
             let model = try ModelAtOpen.bind(environment: environment.environment, isNewEnvironment: environment.isNew,
                                                    schema: schema, plan: plan, configuration: configuration)
             return Store(url: url, environment: environment.environment, model: model,
-                         removesDirectoryOnClose: removesDirectoryOnClose, readOnly: configuration.readOnly)
+                         removesDirectoryOnClose: removesDirectoryOnClose, readOnly: configuration.readOnly,
+                         backgroundMaintenance: configuration.backgroundMaintenance)
         } catch {
             environment.environment.release()
             throw error

@@ -231,6 +231,7 @@ public enum DecoderEntryPoints {
         case .counter: _ = try CounterRecord.decode(payload)
         case .history: _ = try HistoryRecord.decode(payload)
         case .journal: _ = try MigrationJournal.decode(payload)
+        case .maintenance: _ = try MaintenanceRecord(decoding: payload)
         }
     }
 

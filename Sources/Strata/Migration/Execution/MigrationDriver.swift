@@ -57,11 +57,23 @@ struct MigrationDriver {
         var header = try readHeader()
         var resumed = 0
         if header.hasJournal || header.state.migrating {
-            guard !configuration.readOnly else { throw StoreError.migrationInProgress(ownerPID: nil) }
-            guard let lock = try MigrationLock.acquire(storePath: path) else {
+            // A handle with the model the store is at reads it during another process's migration (the
+            // migration writes only staging databases until its switch).
+            let readsSource = try header.identity.fingerprint == schema.fingerprint && !switchedJournal()
+            if configuration.readOnly {
+                if readsSource { return 0 }
                 throw StoreError.migrationInProgress(ownerPID: try journalOwner())
             }
-            if try resumeOrRollBack(header: header, allowMigration: allowMigration) { resumed = 1 }
+            var acquired = try MigrationLock.acquire(storePath: path)
+            if acquired == nil {
+                if readsSource { return 0 }
+                acquired = try waitForOtherMigration()
+            }
+            guard let lock = acquired else { throw StoreError.migrationInProgress(ownerPID: try journalOwner()) }
+            // (After waiting, the other process may have finished the step.)
+            header = try readHeader()
+            if header.hasJournal || header.state.migrating,
+               try resumeOrRollBack(header: header, allowMigration: allowMigration) { resumed = 1 }
             _ = lock
             header = try readHeader()
         }
@@ -91,6 +103,39 @@ struct MigrationDriver {
                 try runStep(to: target, index: i, count: targets.count)
             }
             return resumed + targets.count
+        }
+    }
+
+    /// Whether the journal says the step has switched (only its `didMigrate` is left).
+    private func switchedJournal() throws -> Bool {
+        try environment.read { txn in
+            let header = try StoreHeader.read(in: txn, path: path)
+            return try header.meta.read(.journal, in: txn, MigrationJournal.decode)?.currentTask == .didMigrate
+        }
+    }
+
+    /// Waits for the process that migrates the store to finish (its migration lock is released when it ends,
+    /// or dies), reporting the migration's progress as its journal records it. Returns the lock once taken,
+    /// or nil when the options say not to wait or the wait timed out.
+    private func waitForOtherMigration() throws -> MigrationLock? {
+        // A migration of this process (another handle, perhaps on this very thread) is not waited for.
+        guard options.waitsForOtherProcesses, try journalOwner() != getpid() else { return nil }
+        let started = DispatchTime.now().uptimeNanoseconds
+        var lastReported: (Int, Int)? = nil
+        while true {
+            if let lock = try MigrationLock.acquire(storePath: path) { return lock }
+            if let limit = options.otherProcessTimeout, Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 > limit {
+                return nil
+            }
+            if let progress = options.progress, let journal = try environment.read({ txn in
+                try StoreHeader.read(in: txn, path: path).meta.read(.journal, in: txn, MigrationJournal.decode)
+            }), let task = journal.currentTask, lastReported.map({ $0 != (journal.taskIndex, journal.completed) }) ?? true {
+                lastReported = (journal.taskIndex, journal.completed)
+                progress(MigrationProgress(stepIndex: 0, stepCount: 1, sourceVersion: journal.sourceVersion,
+                                           destinationVersion: journal.destinationVersion, phase: task.phase, entity: task.entity,
+                                           completed: journal.completed, total: 0))
+            }
+            usleep(20_000)
         }
     }
 
@@ -185,7 +230,10 @@ struct MigrationDriver {
         guard let destination else { return false }
         let source = switched ? destination : try environment.read { try header.recordedSchema(in: $0) }
         let mapping = try inferMapping(source: source, destination: destination, stage: stage)
-        let stepPlan = try StepPlanner.plan(source: source, sourceCatalog: header.catalog, destination: destination, mapping: mapping, stage: stage)
+        // Planned with the options the step began with, so that the kinds match the journal's catalog and tasks.
+        let stepPlan = try StepPlanner.plan(source: source, sourceCatalog: header.catalog, destination: destination, mapping: mapping,
+                                            stage: stage, maximumLayouts: journal.maximumLayouts ?? 1,
+                                            indexesInBackground: journal.indexesInBackground ?? false)
         let runner = try StepRunner(environment: environment, header: header, sourceSchema: source, destinationSchema: destination,
                                     mapping: mapping, stage: stage, journal: journal, kinds: stepPlan.kinds,
                                     options: options, stepIndex: 0, stepCount: 1)
@@ -208,7 +256,8 @@ struct MigrationDriver {
         let stage = plan?.stage(from: source.versionIdentifier, to: destination.versionIdentifier)
         let mapping = try inferMapping(source: source, destination: destination, stage: stage)
         let stepPlan = try StepPlanner.plan(source: source, sourceCatalog: header.catalog, destination: destination,
-                                            mapping: mapping, stage: stage)
+                                            mapping: mapping, stage: stage, maximumLayouts: options.maximumLayoutsPerEntity,
+                                            indexesInBackground: options.buildsIndexesInBackground)
         options.logger.debug("migration step \(index + 1)/\(count): \(source.versionIdentifier) → \(destination.versionIdentifier), \(stage.map { $0.isLightweight ? "inferred" : "custom stage" } ?? "inferred"), tasks: \(stepPlan.tasks.map(\.description).joined(separator: ", "))")
         // What Core Data's MigrationDebug prints: each entity mapping and how its properties are filled.
         for entity in mapping.entities {

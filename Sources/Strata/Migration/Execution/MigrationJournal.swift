@@ -26,6 +26,10 @@ struct MigrationJournal: Codable, Equatable {
     /// Databases of the source version emptied by the switch.
     var retiredDatabases: [String]
     var tasks: [MigrationTask]
+    /// The planning options the step began with (absent in journals of earlier versions, which planned
+    /// every change as a rewrite: a layout limit of 1 and indexes built by the step).
+    var maximumLayouts: Int? = nil
+    var indexesInBackground: Bool? = nil
     var taskIndex: Int = 0
     /// The last source object done in the current task.
     var cursor: UInt64? = nil

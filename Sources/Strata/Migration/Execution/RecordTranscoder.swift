@@ -66,6 +66,12 @@ struct RecordTranscoder {
                     switch l.sources[k] {
                     case .field(let i):
                         ops.append(.copy(index: i, conversion: m.conversion, nullReplacement: replacement))
+                    case .converted(let i, let fallback):
+                        // The field has its layout's type: widen it straight to the destination's.
+                        let from = l.layout.fieldTypes[i]
+                        let conversion = from == type ? nil : AttributeMappingPlan.Conversion(from: from, to: type)
+                        let null = try fallback.map { try RecordTranscoder.encode(RecordTranscoder.widen($0, to: type), type) } ?? replacement
+                        ops.append(.copy(index: i, conversion: conversion, nullReplacement: null))
                     case .fieldOrDefault(let i, let fallback):
                         let converted = try RecordTranscoder.encode(RecordTranscoder.convert(fallback, m.conversion), type)
                         ops.append(.copy(index: i, conversion: m.conversion, nullReplacement: converted))
@@ -182,6 +188,21 @@ struct RecordTranscoder {
         var w = BinaryWriter(capacity: 16)
         try FieldCodec.encode(type.coerce(value) ?? value, as: type, into: &w)
         return w.bytes
+    }
+
+    /// Widens a value to `type` (an integer to a wider integer or a double, a float to a double); other values
+    /// are returned as they are.
+    static func widen(_ value: Value, to type: AttributeType) -> Value {
+        switch (value, type) {
+        case (.int16(let v), .int32): .int32(Int32(v))
+        case (.int16(let v), .int64): .int64(Int64(v))
+        case (.int32(let v), .int64): .int64(Int64(v))
+        case (.float(let v), .double): .double(Double(v))
+        case (.int16(let v), .double): .double(Double(v))
+        case (.int32(let v), .double): .double(Double(v))
+        case (.int64(let v), .double): .double(Double(v))
+        default: value
+        }
     }
 
     /// Applies a widening to a value (null stays null).

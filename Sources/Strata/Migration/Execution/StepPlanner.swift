@@ -10,6 +10,13 @@ struct StepPlan {
     var tasks: [MigrationTask]
     /// How each destination entity is produced.
     var kinds: [String: EntityKind]
+    /// New non-unique indexes of entities that keep their records: created empty at the switch and built by the
+    /// store's maintenance afterwards (writers maintain them meanwhile; queries scan until they are complete).
+    var backgroundIndexes: [UInt32] = []
+    /// The options the plan was made with, recorded in the journal: a resumed step plans with them again, so
+    /// that it finishes the work its journal describes whatever options the resuming process passes.
+    var maximumLayouts: Int
+    var indexesInBackground: Bool
 
     enum EntityKind: Equatable {
         /// Same records, new metadata (renames, added/removed attributes, projections).
@@ -22,8 +29,13 @@ struct StepPlan {
 }
 
 enum StepPlanner {
+    /// The layouts an entity keeps by default before a step that would add one more rewrites its records
+    /// instead (MySQL's INSTANT columns allow 64 row versions).
+    static let defaultMaximumLayouts = 64
+
     static func plan(source: Schema, sourceCatalog: Catalog, destination: Schema, mapping: InferredMapping,
-                     stage: MigrationStage?) throws -> StepPlan {
+                     stage: MigrationStage?, maximumLayouts: Int = defaultMaximumLayouts,
+                     indexesInBackground: Bool = true) throws -> StepPlan {
         var catalog = sourceCatalog
         catalog.entities = []
         catalog.relationships = []
@@ -35,6 +47,7 @@ enum StepPlanner {
         var indexBuilds: [MigrationTask] = []
         var requiredChecks: [MigrationTask] = []
         var kinds: [String: StepPlan.EntityKind] = [:]
+        var backgroundIndexes: [UInt32] = []
 
         let scripted = Set(stage?.scripts.map(\.entity) ?? [])
         let built = policyBuiltEntities(stage: stage, mapping: mapping)
@@ -59,7 +72,14 @@ enum StepPlanner {
                 if built.contains(dest.name), dest.relationships.contains(where: { ($0.minCount ?? 0) > 0 }) {
                     requiredChecks.append(.checkRequired(entity: dest.name))
                 }
-            } else if let sourceEntry, plan.requiresRewrite || scripted.contains(dest.name) {
+            } else if let sourceEntry, let composed = try? compose(sourceEntry, plan: plan, destination: dest),
+                      !scripted.contains(dest.name), !plan.attributes.contains(where: \.isScripted),
+                      composed.layouts.count <= max(1, maximumLayouts) {
+                // Renames, added and removed attributes, defaults for null, widenings: the records keep their
+                // layouts and are read through projections.
+                catalog.entities.append(composed)
+                kinds[dest.name] = .carried
+            } else if let sourceEntry {
                 let stored = dest.storedAttributes
                 let database = catalog.databaseName("e", tag: sourceEntry.tag)
                 staging.append(database)
@@ -71,9 +91,6 @@ enum StepPlanner {
                     currentLayout: layoutID))
                 kinds[dest.name] = .rewritten(source: sourceEntry.name)
                 rewrites.append(.rewrite(entity: dest.name, source: sourceEntry.name))
-            } else if let sourceEntry {
-                catalog.entities.append(try compose(sourceEntry, plan: plan, destination: dest))
-                kinds[dest.name] = .carried
             }
         }
 
@@ -125,8 +142,11 @@ enum StepPlanner {
                     staging.append(database)
                     catalog.indexes.append(Catalog.IndexEntry(tag: tag, entityTag: entry.tag, attribute: a.name,
                                                               database: database, isUnique: a.isUnique))
-                    // Objects a stage's policies create are indexed as they are inserted.
-                    if kinds[dest.name] != .built {
+                    // Objects a stage's policies create are indexed as they are inserted; the records an entity
+                    // keeps are indexed in the background (a unique index is checked first, before the switch).
+                    if indexesInBackground && kinds[dest.name] == .carried && !a.isUnique {
+                        backgroundIndexes.append(tag)
+                    } else if kinds[dest.name] != .built {
                         indexBuilds.append(.buildIndex(entity: dest.name, attribute: a.name))
                     }
                 }
@@ -150,7 +170,9 @@ enum StepPlanner {
         tasks += requiredChecks
         tasks.append(.switchOver)
         if stage?.didMigrate != nil { tasks.append(.didMigrate) }
-        return StepPlan(destinationCatalog: catalog, staging: staging, retired: retired, tasks: tasks, kinds: kinds)
+        return StepPlan(destinationCatalog: catalog, staging: staging, retired: retired, tasks: tasks, kinds: kinds,
+                        backgroundIndexes: backgroundIndexes, maximumLayouts: maximumLayouts,
+                        indexesInBackground: indexesInBackground)
     }
 
     /// Destination entities created by a stage's policies: each mapping's declared destinations and the
@@ -186,10 +208,25 @@ enum StepPlanner {
                         throw StoreError.corrupted(path: "", reason: .metadata("the catalog of \(source.name) has no attribute \(s)"))
                     }
                     let original = l.sources[j]
+                    let widened: Bool = { if case .converted = original { return true }; return m.conversion != nil }()
+                    if widened {
+                        // The field keeps its type and is widened when read (composing with earlier widenings).
+                        switch original {
+                        case .field(let i):
+                            sources.append(.converted(i, default: m.nullReplacement))
+                        case .fieldOrDefault(let i, let d):
+                            sources.append(.converted(i, default: RecordTranscoder.widen(d, to: a.type)))
+                        case .converted(let i, let d):
+                            sources.append(.converted(i, default: d.map { RecordTranscoder.widen($0, to: a.type) } ?? m.nullReplacement))
+                        case .constant(let v):
+                            sources.append(.constant(v.isNull ? (m.nullReplacement ?? .null) : RecordTranscoder.widen(v, to: a.type)))
+                        }
+                        continue
+                    }
                     switch (original, m.nullReplacement) {
                     case (_, nil): sources.append(original)
                     case (.field(let i), let r?): sources.append(.fieldOrDefault(i, r))
-                    case (.fieldOrDefault, _): sources.append(original)
+                    case (.fieldOrDefault, _), (.converted, _): sources.append(original)
                     case (.constant(let v), let r?): sources.append(.constant(v.isNull ? r : v))
                     }
                 }

@@ -97,6 +97,7 @@ final class StepRunner {
             destinationCatalog: Data(plan.destinationCatalog.encoded()),
             hasStage: !(stage?.isLightweight ?? true),
             stagingDatabases: staging, retiredDatabases: plan.retired, tasks: plan.tasks,
+            maximumLayouts: plan.maximumLayouts, indexesInBackground: plan.indexesInBackground,
             ownerPID: getpid(), startedAt: Date().timeIntervalSince1970)
         try FaultInjection.point("journal.beforeBegin")
         try environment.write { txn in
@@ -262,6 +263,45 @@ final class StepRunner {
 
     // MARK: Switch
 
+    /// What the store's maintenance has left after the switch: the records of each entity's previous current
+    /// layout when a step gave it a new one (they are read through projections until the sweep rewrites
+    /// them), nothing for entities the step rebuilt, and the indexes to build.
+    private func updateMaintenance(catalog: Catalog, in txn: Transaction) throws {
+        var m = try MaintenanceRecord.read(meta, in: txn)
+        let live = Set(catalog.entities.map(\.tag))
+        for tag in Array(m.oldLayoutCounts.keys) where !live.contains(tag) { m.oldLayoutCounts[tag] = nil }
+        for entry in catalog.entities {
+            guard kinds[entry.name] == .carried, let source = sourceCatalog.entity(tag: entry.tag) else {
+                m.oldLayoutCounts[entry.tag] = nil
+                continue
+            }
+            guard entry.currentLayout != source.currentLayout, let binding = destination.entityIfPresent(entry.name) else { continue }
+            let total = try txn.entryCount(binding.dbi)
+            let counted = m.oldLayoutCounts[entry.tag]?.values.reduce(0, +) ?? 0
+            // Records of layouts older than the source's current one are already counted (or, for a store
+            // migrated by an earlier version, uncounted: the sweep passes over such entities all the same).
+            let n = source.layouts.count > 1 && m.oldLayoutCounts[entry.tag] == nil ? 0 : total - counted
+            if n > 0 { m.oldLayoutCounts[entry.tag, default: [:]][source.currentLayout] = n }
+        }
+        // New indexes (created by this step) of entities that keep their records, which no task of the step
+        // builds: the maintenance builds them. (Read from the journal, so a resumed step agrees with itself.)
+        let staging = Set(journal.stagingDatabases)
+        var builtByStep: Set<String> = []
+        for task in journal.tasks { if case .buildIndex(let e, let a) = task { builtByStep.insert(e + "\u{0}" + a) } }
+        var background: Set<UInt32> = []
+        for index in catalog.indexes where staging.contains(index.database) && !index.isUnique {
+            guard let entity = catalog.entity(tag: index.entityTag), kinds[entity.name] == .carried,
+                  !builtByStep.contains(entity.name + "\u{0}" + index.attribute) else { continue }
+            background.insert(index.tag)
+        }
+        let indexes = Set(catalog.indexes.map(\.tag))
+        m.buildingIndexes = m.buildingIndexes.intersection(indexes).union(background)
+        if let cursor = m.cursor, !live.contains(cursor.entity) || kinds[catalog.entity(tag: cursor.entity)?.name ?? ""] != .carried {
+            m.cursor = nil
+        }
+        try m.write(meta, in: txn)
+    }
+
     private func runSwitch() throws {
         try FaultInjection.point("switch.begin")
         let destinationCatalog = destination.catalog
@@ -271,13 +311,13 @@ final class StepRunner {
         let start = journal
         journal = try environment.write { txn -> MigrationJournal in
             var catalog = destinationCatalog
-            for name in retired + work {
-                let flags = BoundModel.databaseFlags(name)
-                if let dbi = try txn.openDatabase(name, flags: flags, create: false) {
-                    try txn.drop(dbi, delete: false)
-                }
-                if !catalog.garbage.contains(name) { catalog.garbage.append(name) }
+            // The retired databases are not emptied here: freeing every page of a large database in one
+            // transaction holds LMDB's list of freed pages in memory, which grows with the store. They become
+            // garbage, which the store's maintenance empties in bounded transactions afterwards.
+            for name in retired + work where !catalog.garbage.contains(name) {
+                catalog.garbage.append(name)
             }
+            try updateMaintenance(catalog: catalog, in: txn)
             var history = self.history
             if history.last != destinationSchema.versionIdentifier { history.append(destinationSchema.versionIdentifier) }
             try StoreMetadataWriter.writeModel(destinationSchema, catalog: catalog, history: history,

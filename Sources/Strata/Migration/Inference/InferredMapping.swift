@@ -37,8 +37,9 @@ public struct EntityMappingPlan: Sendable, Hashable {
     public var isRemoved: Bool { destinationName == nil }
     public var isRenamed: Bool { sourceName != nil && destinationName != nil && sourceName != destinationName }
 
-    /// Whether every record must be rewritten (a type conversion, or a script on the intermediate model).
-    public var requiresRewrite: Bool { attributes.contains { $0.requiresRewrite } }
+    /// Whether every record must be rewritten: a script on the intermediate model sets an attribute. (A widening
+    /// is read through a projection; a step that would give an entity more layouts than allowed rewrites it.)
+    public var requiresRewrite: Bool { attributes.contains { $0.isScripted } }
 }
 
 /// Where a destination attribute's values come from.
@@ -65,12 +66,12 @@ public struct AttributeMappingPlan: Sendable, Hashable, CustomStringConvertible 
     }
 
     public var sourceName: String? { if case .source(let s) = origin { s } else { nil } }
+    /// Whether an ``ObjectScript`` sets the attribute.
+    public var isScripted: Bool { if case .scripted = origin { true } else { false } }
     public var isRenamed: Bool { sourceName.map { $0 != name } ?? false }
-    public var requiresRewrite: Bool {
-        if conversion != nil { return true }
-        if case .scripted = origin { return true }
-        return false
-    }
+    /// Whether the attribute's values must be rewritten (set by a script). A widening is read through a
+    /// projection.
+    public var requiresRewrite: Bool { isScripted }
 
     public var description: String {
         switch origin {

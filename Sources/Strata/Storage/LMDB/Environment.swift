@@ -48,6 +48,8 @@ final class Environment: @unchecked Sendable {
     let openedInProcess: pid_t
 
     private let writer = ThreadMutex()
+    /// Threads of this process waiting for the write lock: background maintenance pauses while any do.
+    let writersWaiting = Atomic<Int>(0)
     private let databaseLock = ThreadMutex()
     private let gate = ResizeGate()
     private let readerSlots: ReaderSlots
@@ -337,7 +339,9 @@ final class Environment: @unchecked Sendable {
         try checkProcess()
         if configuration.readOnly { throw StoreError.readOnly }
         if writer.isHeldByCurrentThread { throw StoreError.nestedWriteTransaction }
+        writersWaiting.add(1, ordering: .relaxed)
         writer.lock()
+        writersWaiting.subtract(1, ordering: .relaxed)
         defer { writer.unlock() }
         if isClosed { throw StoreError.closed }
         while true {

@@ -1,0 +1,140 @@
+import Foundation
+
+/// One bounded batch of the store's maintenance, in one write transaction: rewrites records of older layouts
+/// into their entity's current layout and builds indexes that are still being built, then (once nothing of
+/// that is left) empties the databases earlier migrations retired. The batch updates the maintenance record
+/// (counts, cursor, indexes) in the same transaction, so a kill at any instant neither loses nor repeats work,
+/// and it reads each record inside the write transaction, so an object an app writes meanwhile is never
+/// overwritten with an older value.
+enum LayoutSweep {
+    /// What one batch did.
+    struct Batch: Sendable {
+        /// Records visited, records rewritten into the current layout, index entries added, garbage entries
+        /// deleted.
+        var visited = 0
+        var rewritten = 0
+        var indexed = 0
+        var deleted = 0
+        /// The entity the batch worked on.
+        var entity: String?
+        /// Records of older layouts still counted after the batch, and indexes still being built.
+        var remainingOldRecords = 0
+        var remainingIndexes = 0
+        /// Whether every maintenance task is done.
+        var isDone = false
+    }
+
+    /// Runs one batch: at most `limit` records (or garbage entries), and at most `seconds`.
+    static func batch(model: BoundModel, environment: Environment, limit: Int, seconds: Double) throws -> Batch {
+        try environment.write { txn in
+            guard let state = try model.meta.read(.state, in: txn, StateRecord.init(decoding:)) else {
+                throw StoreError.corrupted(path: environment.path, reason: .metadata("the state record is missing"))
+            }
+            if state.migrating { throw StoreError.migrationInProgress(ownerPID: nil) }
+            if state.generation != model.generation { throw StoreError.modelChanged(path: environment.path) }
+            var m = try MaintenanceRecord.read(model.meta, in: txn)
+            guard let catalog = try model.meta.read(.catalog, in: txn, Catalog.init(decoding:)) else {
+                throw StoreError.corrupted(path: environment.path, reason: .metadata("the catalog record is missing"))
+            }
+            var batch = Batch()
+            if let binding = nextEntity(model, catalog, m) {
+                try sweep(binding, model: model, txn: txn, record: &m, limit: limit, seconds: seconds, batch: &batch)
+            } else {
+                m.cursor = nil
+                try drainGarbage(catalog, txn: txn, limit: limit * 10, batch: &batch)
+            }
+            batch.remainingOldRecords = m.oldRecords
+            batch.remainingIndexes = m.buildingIndexes.count
+            try m.write(model.meta, in: txn)
+            return batch
+        }
+    }
+
+    /// The entity that has work left: the cursor's, else the first with records of older layouts (counted,
+    /// or older layouts in the catalog without counts) or an index being built.
+    static func nextEntity(_ model: BoundModel, _ catalog: Catalog, _ m: MaintenanceRecord) -> EntityBinding? {
+        func needsWork(_ b: EntityBinding) -> Bool {
+            m.oldLayoutCounts[b.tag] != nil || (catalog.entity(tag: b.tag)?.layouts.count ?? 1) > 1
+                || b.indexes.contains { m.buildingIndexes.contains($0.tag) }
+        }
+        if let cursor = m.cursor, let b = model.entities.first(where: { $0.tag == cursor.entity }), needsWork(b) { return b }
+        return model.entities.first(where: needsWork)
+    }
+
+    private static func sweep(_ binding: EntityBinding, model: BoundModel, txn: Transaction, record m: inout MaintenanceRecord,
+                              limit: Int, seconds: Double, batch: inout Batch) throws {
+        batch.entity = binding.name
+        let building = binding.indexes.filter { m.buildingIndexes.contains($0.tag) }
+        let start = m.cursor?.entity == binding.tag ? m.cursor?.lastID : nil
+        let cursor = try txn.cursor(binding.dbi)
+        var entry = try start.map { s in try ObjectKey.with(s &+ 1) { try cursor.seek($0) } } ?? cursor.first()
+        let began = DispatchTime.now().uptimeNanoseconds
+        let budget = UInt64(max(0, seconds) * 1e9)
+        var rewrites: [(UInt64, [UInt8])] = []
+        var writer = BinaryWriter(capacity: 512)
+        var last = start
+        while let e = entry, batch.visited < max(1, limit) {
+            if batch.visited & 63 == 63, DispatchTime.now().uptimeNanoseconds - began > budget { break }
+            let id = try ObjectKey.decode(e.key)
+            let layout = RecordCodec.layoutID(of: e.value)
+            let old = layout != binding.current.layout.id
+            if old || !building.isEmpty {
+                let values = try binding.decodeValues(e.value, id: id)
+                if old {
+                    try binding.encode(values, id: id, into: &writer)
+                    rewrites.append((id, writer.bytes))
+                    if let layout { m.removeOne(entity: binding.tag, layout: layout) }
+                }
+                for index in building where !values[index.attribute].isNull {
+                    try IndexKey.encode(values[index.attribute]).withUnsafeBytes { k in
+                        try ObjectKey.with(id) { v in _ = try txn.put(index.dbi, key: k, value: v, flags: LMDBFlags.noDupData) }
+                    }
+                    batch.indexed += 1
+                }
+            }
+            batch.visited += 1
+            last = id
+            entry = try cursor.next()
+        }
+        // Rewritten after the walk: a put under a moving cursor could move it.
+        for (id, bytes) in rewrites {
+            try ObjectKey.with(id) { key in try bytes.withUnsafeBytes { _ = try txn.put(binding.dbi, key: key, value: $0) } }
+        }
+        batch.rewritten = rewrites.count
+        if entry == nil {
+            // The whole entity is in its current layout, and its indexes are complete.
+            m.oldLayoutCounts[binding.tag] = nil
+            for index in building { m.buildingIndexes.remove(index.tag) }
+            m.cursor = nil
+            try forgetOldLayouts(of: binding, model: model, txn: txn)
+        } else if let last {
+            m.cursor = (binding.tag, last)
+        }
+    }
+
+    /// Removes an entity's older layouts from the catalog once none of its records uses them.
+    private static func forgetOldLayouts(of binding: EntityBinding, model: BoundModel, txn: Transaction) throws {
+        guard var catalog = try model.meta.read(.catalog, in: txn, Catalog.init(decoding:)),
+              let i = catalog.entities.firstIndex(where: { $0.tag == binding.tag }) else { return }
+        let current = catalog.entities[i].currentLayout
+        guard catalog.entities[i].layouts.count > 1 else { return }
+        catalog.entities[i].layouts.removeAll { $0.layout.id != current }
+        try model.meta.put(.catalog, catalog.encoded(), in: txn)
+    }
+
+    /// Deletes up to `limit` entries of the databases earlier migrations retired (bounded, so that LMDB's list
+    /// of freed pages stays small); empty ones are deleted when a process next opens the store.
+    private static func drainGarbage(_ catalog: Catalog, txn: Transaction, limit: Int, batch: inout Batch) throws {
+        let live = Set(catalog.allDatabases).subtracting(catalog.garbage)
+        for name in catalog.garbage where !live.contains(name) {
+            guard let dbi = try txn.openDatabase(name, flags: BoundModel.databaseFlags(name), create: false) else { continue }
+            let cursor = try txn.cursor(dbi)
+            while batch.deleted < max(1, limit), try cursor.first() != nil {
+                try cursor.deleteCurrent(allDuplicates: BoundModel.databaseFlags(name) & LMDBFlags.dupSort != 0)
+                batch.deleted += 1
+            }
+            if batch.deleted >= max(1, limit) { return }
+        }
+        batch.isDone = true
+    }
+}
