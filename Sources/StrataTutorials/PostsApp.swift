@@ -98,24 +98,40 @@ public enum PostsApp {
     /// The plan an app shipping v4 opens its store with.
     public static let plan: MigrationPlan = frozen { try MigrationPlan(schemas: versions, stages: [splitContent]) }
 
-    /// Fills a store at `version` (v1, v2 or v3) with `count` posts, deterministically from `seed`.
-    public static func fill(_ context: WriteContext, version: String, count: Int, seed: UInt64 = 1) throws {
+    /// What ``fill(_:version:count:seed:)`` writes for one post, whatever the version: tests derive what a
+    /// migrated store must hold from these, not from the store before the migration.
+    public struct PostContent: Sendable, Equatable {
+        public var postID: UUID
+        public var colour: String
+        public var content: String
+        public var date: Date
+    }
+
+    /// The posts `fill` writes, deterministically from `seed`.
+    public static func contents(count: Int, seed: UInt64 = 1) -> [PostContent] {
         var random = SeededGenerator(seed: seed)
-        for i in 0..<count {
+        return (0..<count).map { i in
             let colour = String(format: "#%06X", Int(random.next() % 0xFFFFFF))
             let content = "Post \(i): " + TutorialText.sentence(&random, bytes: 60)
             let date = Date(timeIntervalSinceReferenceDate: 700_000_000 + Double(i) * 60)
+            return PostContent(postID: random.uuid(), colour: colour, content: content, date: date)
+        }
+    }
+
+    /// Fills a store at `version` (v1, v2 or v3) with `count` posts, deterministically from `seed`.
+    public static func fill(_ context: WriteContext, version: String, count: Int, seed: UInt64 = 1) throws {
+        for p in contents(count: count, seed: seed) {
             switch version {
             case "v1":
-                try context.insert("Post", ["postID": .uuid(random.uuid()), "color": .string(colour),
-                                            "content": .string(content), "date": .date(date)])
+                try context.insert("Post", ["postID": .uuid(p.postID), "color": .string(p.colour),
+                                            "content": .string(p.content), "date": .date(p.date)])
             case "v2":
-                try context.insert("Post", ["postID": .uuid(random.uuid()), "hexColor": .string(colour),
-                                            "content": .string(content), "date": .date(date)])
+                try context.insert("Post", ["postID": .uuid(p.postID), "hexColor": .string(p.colour),
+                                            "content": .string(p.content), "date": .date(p.date)])
             default:
-                let post = try context.insert("Post", ["postID": .uuid(random.uuid()), "hexColor": .string(colour), "date": .date(date)])
-                let section = try context.insert("Section", ["title": .string(String(content.prefix(4)) + "..."),
-                                                             "body": .string(content), "index": 0])
+                let post = try context.insert("Post", ["postID": .uuid(p.postID), "hexColor": .string(p.colour), "date": .date(p.date)])
+                let section = try context.insert("Section", ["title": .string(String(p.content.prefix(4)) + "..."),
+                                                             "body": .string(p.content), "index": 0])
                 try context.link(post, "sections", to: section)
             }
         }
