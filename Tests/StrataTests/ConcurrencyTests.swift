@@ -40,10 +40,14 @@ import Testing
         var isFinished: Bool { condition.lock(); defer { condition.unlock() }; return finished }
 
         /// Waits until more than `n` transfers have committed, or the writer has finished; returns the count.
+        /// (A writer that cannot commit while a snapshot is held — no overlap — makes it give up after 30 s.)
         func wait(beyond n: Int) -> Int {
             condition.lock()
             defer { condition.unlock() }
-            while count <= n && !finished { condition.wait() }
+            let deadline = Date().addingTimeInterval(30)
+            while count <= n && !finished {
+                if !condition.wait(until: deadline) { break }
+            }
             return count
         }
     }

@@ -138,7 +138,11 @@ import Testing
                 try old.read { ctx in
                     let before = try Self.look(in: ctx, expected: expected)
                     holding.signal()
-                    migrated.wait()
+                    // (A migration that cannot commit while a snapshot is held — no overlap — times out here.)
+                    guard migrated.wait(timeout: .now() + 60) == .success else {
+                        held.withLock { $0 = (before, .wrong("the migration did not finish while the snapshot was held")) }
+                        return
+                    }
                     let after = try Self.look(in: ctx, expected: expected)
                     held.withLock { $0 = (before, after) }
                 }
@@ -166,12 +170,13 @@ import Testing
         options.batchSize = 25
         options.progress = { p in if p.phase != .completed { commitsWhileHeld.add(1, ordering: .relaxed) } }
         try Store.migrate(at: dir.store, plan: try JournalChain.plan(), configuration: StoreConfiguration(migration: options))
+        let committedWhileHeld = commitsWhileHeld.load(ordering: .relaxed)
         migrated.signal()
         released.wait()
         done.store(true, ordering: .sequentiallyConsistent)
         finished.wait()
         // The held snapshot read the old version whole before and after every commit of the migration.
-        #expect(commitsWhileHeld.load(ordering: .relaxed) > Self.entries / 25)
+        #expect(committedWhileHeld > Self.entries / 25)
         let h = held.withLock { $0 }
         #expect(h?.before == .oldVersion && h?.after == .oldVersion, "\(String(describing: h))")
         let results = seen.withLock { $0 }

@@ -18,7 +18,15 @@ final class Flag: @unchecked Sendable {
     private let condition = NSCondition()
     private var value = false
     func set() { condition.lock(); value = true; condition.broadcast(); condition.unlock() }
-    func wait() { condition.lock(); while !value { condition.wait() }; condition.unlock() }
+    /// Waits until the flag is set; false after `timeout` seconds without it (a deadlock guard, not a delay).
+    @discardableResult
+    func wait(timeout: Double = 60) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !value { if !condition.wait(until: deadline) { return value } }
+        return true
+    }
     var isSet: Bool { condition.lock(); defer { condition.unlock() }; return value }
 }
 
@@ -77,8 +85,8 @@ extension ReliabilitySuite {
                             let before = try classify(context, version: "v1")
                             held = true
                             holding.leave()
-                            batchCommitted.wait()
-                            return (before, try classify(context, version: "v1"), batchCommitted.isSet)
+                            let committed = batchCommitted.wait()
+                            return (before, try classify(context, version: "v1"), committed)
                         }
                         tally.withLock { t in if before && after { t.v1 += 1 } else { t.mixed += 1 } }
                         if before && after && committed { overlapped.add(1, ordering: .relaxed) }
