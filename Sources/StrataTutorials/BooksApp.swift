@@ -218,33 +218,56 @@ public enum BooksApp {
     /// The number of distinct author names `fill` uses.
     public static let authorCount = 97
 
-    /// Fills a store at `version` with `count` books and `count / 10` users; each book has 1–3 readers.
-    public static func fill(_ context: WriteContext, version: String, count: Int, seed: UInt64 = 2) throws {
+    /// What ``fill(_:version:count:seed:)`` writes, whatever the version: tests derive what a migrated store
+    /// must hold from these, not from the store before the migration.
+    public struct Contents: Sendable {
+        public struct Book: Sendable {
+            public var title: String
+            /// The author's name (`authorName` at v1, an `Author` from v2 on).
+            public var author: String
+            public var fileURL: URL
+            /// Indexes into `users`, ascending.
+            public var readers: [Int]
+        }
+        /// User names.
+        public var users: [String]
+        public var books: [Book]
+    }
+
+    /// The users and books `fill` writes, deterministically from `seed`.
+    public static func contents(count: Int, seed: UInt64 = 2) -> Contents {
         var random = SeededGenerator(seed: seed)
         let userCount = max(1, count / 10)
-        var users: [DynamicObject] = []
-        for i in 0..<userCount {
-            users.append(try context.insert("User", ["name": .string("reader \(i)")]))
-        }
-        var authors: [Int: DynamicObject] = [:]
-        for i in 0..<count {
+        let users = (0..<userCount).map { "reader \($0)" }
+        let books = (0..<count).map { i -> Contents.Book in
             let author = Int(random.next() % UInt64(authorCount))
-            var values: [String: Value] = ["title": .string("Book \(i)")]
-            if version == "v1" { values["authorName"] = .string("Author \(author)") }
-            if version != "v3" { values["fileURL"] = .url(URL(string: "file:///books/\(i).epub")!) }
-            let book = try context.insert("Book", values)
             let readerCount = 1 + Int(random.next() % 3)
             var chosen: Set<Int> = []
             while chosen.count < readerCount { chosen.insert(Int(random.next() % UInt64(userCount))) }
-            for r in chosen.sorted() { try context.link(book, "readers", to: users[r]) }
+            return Contents.Book(title: "Book \(i)", author: "Author \(author)", fileURL: URL(string: "file:///books/\(i).epub")!,
+                                 readers: chosen.sorted())
+        }
+        return Contents(users: users, books: books)
+    }
+
+    /// Fills a store at `version` with `count` books and `count / 10` users; each book has 1–3 readers.
+    public static func fill(_ context: WriteContext, version: String, count: Int, seed: UInt64 = 2) throws {
+        let contents = contents(count: count, seed: seed)
+        let users = try contents.users.map { try context.insert("User", ["name": .string($0)]) }
+        var authors: [String: DynamicObject] = [:]
+        for b in contents.books {
+            var values: [String: Value] = ["title": .string(b.title)]
+            if version == "v1" { values["authorName"] = .string(b.author) }
+            if version != "v3" { values["fileURL"] = .url(b.fileURL) }
+            let book = try context.insert("Book", values)
+            for r in b.readers { try context.link(book, "readers", to: users[r]) }
             if version != "v1" {
-                if authors[author] == nil { authors[author] = try context.insert("Author", ["name": .string("Author \(author)")]) }
-                try context.link(book, "authors", to: authors[author]!)
+                if authors[b.author] == nil { authors[b.author] = try context.insert("Author", ["name": .string(b.author)]) }
+                try context.link(book, "authors", to: authors[b.author]!)
             }
             if version == "v3" {
-                for r in chosen.sorted() {
-                    let file = try context.insert("File", ["url": .url(URL(string: "file:///books/\(i).epub")!),
-                                                           "ownerDisplayName": .string("Reader \(r)")])
+                for r in b.readers {
+                    let file = try context.insert("File", ["url": .url(b.fileURL), "ownerDisplayName": .string(contents.users[r].capitalized)])
                     try context.link(file, "book", to: book)
                     try context.link(file, "user", to: users[r])
                 }

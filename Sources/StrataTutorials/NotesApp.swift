@@ -105,19 +105,33 @@ public enum NotesApp {
 
     public static let categoryNames = ["work", "home", "ideas", "travel", "reading", "errands", "health"]
 
+    /// What ``fill(_:version:count:)`` writes for note `i`: tests derive what a migrated store must hold from
+    /// these, not from the store before the migration. `pinned` is written from v2 on (v1 has no such
+    /// attribute).
+    public struct NoteContent: Sendable, Equatable {
+        public var title: String
+        public var body: String
+        public var category: String
+        public var pinned: Bool
+    }
+
+    public static func note(_ i: Int) -> NoteContent {
+        NoteContent(title: "Note \(i)", body: "Body of note \(i).", category: categoryNames[i % categoryNames.count], pinned: i % 5 == 0)
+    }
+
     /// Fills a store at `version` with `count` notes; note i has category `categoryNames[i % 7]` and is pinned
     /// when i is a multiple of 5 (from v2 on).
     public static func fill(_ context: WriteContext, version: String, count: Int) throws {
         var categories: [String: DynamicObject] = [:]
         for i in 0..<count {
-            let name = categoryNames[i % categoryNames.count]
-            var values: [String: Value] = ["title": .string("Note \(i)"), "body": .string("Body of note \(i).")]
-            if version == "v1" || version == "v2" { values["category"] = .string(name) }
-            if version != "v1" { values["pinned"] = .bool(i % 5 == 0) }
-            let note = try context.insert("Note", values)
+            let n = note(i)
+            var values: [String: Value] = ["title": .string(n.title), "body": .string(n.body)]
+            if version == "v1" || version == "v2" { values["category"] = .string(n.category) }
+            if version != "v1" { values["pinned"] = .bool(n.pinned) }
+            let object = try context.insert("Note", values)
             if version == "v3" || version == "v4" {
-                if categories[name] == nil { categories[name] = try context.insert("Category", ["name": .string(name)]) }
-                try context.link(note, version == "v3" ? "category" : "categories", to: categories[name]!)
+                if categories[n.category] == nil { categories[n.category] = try context.insert("Category", ["name": .string(n.category)]) }
+                try context.link(object, version == "v3" ? "category" : "categories", to: categories[n.category]!)
             }
         }
     }

@@ -118,21 +118,37 @@ public enum PostsApp {
     /// The plan an app shipping v4 opens its store with.
     public static let plan: MigrationPlan = frozen { try MigrationPlan(versions: [V1.self, V2.self, V3.self, V4.self], stages: [splitContent]) }
 
-    /// Fills a store at `version` (v1, v2 or v3) with `count` posts, deterministically from `seed`.
-    public static func fill(_ context: WriteContext, version: String, count: Int, seed: UInt64 = 1) throws {
+    /// What ``fill(_:version:count:seed:)`` writes for one post, whatever the version: tests derive what a
+    /// migrated store must hold from these, not from the store before the migration.
+    public struct PostContent: Sendable, Equatable {
+        public var postID: UUID
+        public var colour: String
+        public var content: String
+        public var date: Date
+    }
+
+    /// The posts `fill` writes, deterministically from `seed`.
+    public static func contents(count: Int, seed: UInt64 = 1) -> [PostContent] {
         var random = SeededGenerator(seed: seed)
-        for i in 0..<count {
+        return (0..<count).map { i in
             let colour = String(format: "#%06X", Int(random.next() % 0xFFFFFF))
             let content = "Post \(i): " + TutorialText.sentence(&random, bytes: 60)
             let date = Date(timeIntervalSinceReferenceDate: 700_000_000 + Double(i) * 60)
+            return PostContent(postID: random.uuid(), colour: colour, content: content, date: date)
+        }
+    }
+
+    /// Fills a store at `version` (v1, v2 or v3) with `count` posts, deterministically from `seed`.
+    public static func fill(_ context: WriteContext, version: String, count: Int, seed: UInt64 = 1) throws {
+        for p in contents(count: count, seed: seed) {
             switch version {
             case "v1":
-                try context.insert(V1.Post(postID: random.uuid(), color: colour, content: content, date: date))
+                try context.insert(V1.Post(postID: p.postID, color: p.colour, content: p.content, date: p.date))
             case "v2":
-                try context.insert(V2.Post(postID: random.uuid(), hexColor: colour, content: content, date: date))
+                try context.insert(V2.Post(postID: p.postID, hexColor: p.colour, content: p.content, date: p.date))
             default:
-                let post = try context.insert(V3.Post(postID: random.uuid(), hexColor: colour, date: date))
-                try context.insert(V3.Section(title: String(content.prefix(4)) + "...", body: content, index: 0, post: post))
+                let post = try context.insert(V3.Post(postID: p.postID, hexColor: p.colour, date: p.date))
+                try context.insert(V3.Section(title: String(p.content.prefix(4)) + "...", body: p.content, index: 0, post: post))
             }
         }
     }

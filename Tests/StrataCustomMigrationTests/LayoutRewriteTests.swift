@@ -41,6 +41,15 @@ import Testing
         #expect(rewritten == 1_500, "only the records of the old layout")
         let after = try store.read { try $0.objects("Contact").fetch() }
         #expect(after == before)
+        // And both are what was written: contact i as v1 gave it (phone now `mobile`, `favourite` its default),
+        // the one inserted at v2 as given. Nothing of `secret` is readable.
+        var expected: [String: (mobile: String, favourite: Bool)] = ["new": ("+1", true)]
+        for i in 0..<1_500 { expected["contact \(i)"] = ("+41 \(i)", false) }
+        #expect(after.count == expected.count)
+        for contact in after {
+            let want = try #require(expected[contact["name"].stringValue ?? ""], "\(contact)")
+            #expect(contact["mobile"] == .string(want.mobile) && contact["favourite"] == .bool(want.favourite), "\(contact)")
+        }
         #expect(try store.info().entities.first?.layoutCount == 1)
         #expect(try store.verify().isClean)
         #expect(try store.rewriteRecordsInCurrentLayouts() == 0)

@@ -169,28 +169,25 @@ public enum JournalChain {
         let schema = store.schema
         let entry = schema.entity(named: "Entry")!
         let tagEntity = schema.entity(named: "Tag") != nil ? "Tag" : "Label"
-        let log = try store.write { ctx -> [(Oracle) -> Void] in
-            var log: [(Oracle) -> Void] = []
+        let log = try store.write { ctx -> OracleLog in
+            var log: OracleLog = []
             var folders: [ObjectID] = []
             for f in 0..<max(3, entries / 40) {
                 var values: [String: Value] = ["name": .string("\(version) folder \(f)")]
                 if schema.entity(named: "Folder")?.attribute(named: "color") != nil, rng.chance(0.5) {
                     values["color"] = .string(["red", "blue"][rng.int(2)])
                 }
-                let folder = try ctx.insert("Folder", values)
+                let folder = try ctx.insert("Folder", values, log: &log)
                 folders.append(folder.id)
-                log.append { $0.insert(folder) }
             }
             var tags: [ObjectID] = []
             for t in 0..<max(4, entries / 25) {
-                let tag = try ctx.insert(tagEntity, ["text": .string("\(version) tag \(t)")])
+                let tag = try ctx.insert(tagEntity, ["text": .string("\(version) tag \(t)")], log: &log)
                 tags.append(tag.id)
-                log.append { $0.insert(tag) }
             }
             if schema.entity(named: "Note") != nil {
                 for n in 0..<5 {
-                    let note = try ctx.insert("Note", ["text": .string("note \(n)")])
-                    log.append { $0.insert(note) }
+                    try ctx.insert("Note", ["text": .string("note \(n)")], log: &log)
                 }
             }
             for i in 0..<entries {
@@ -205,8 +202,7 @@ public enum JournalChain {
                         values[a.name] = a.name == "mood" ? moodValue(a.type, &rng) : rng.value(of: a.type)
                     }
                 }
-                let object = try ctx.insert("Entry", values)
-                log.append { $0.insert(object) }
+                let object = try ctx.insert("Entry", values, log: &log)
                 if rng.chance(0.8) {
                     let folder = rng.pick(folders)
                     try ctx.link(object.id, of: "Entry", "folder", to: folder)

@@ -5,6 +5,10 @@ import Strata
 /// link, kept in plain dictionaries. Tests mirror each change they make to a store here, then ask for the
 /// differences with ``mismatches(in:checkIndexes:)``.
 ///
+/// Everything the oracle holds comes from the test's own inputs (the values it gave `insert`, the links it
+/// made, the model it declared), never from what the store returned, so a store that fills defaults or
+/// converts values wrongly disagrees with it.
+///
 /// Links are kept per side (`"Entity.relationship"` → source → targets) and both sides are updated
 /// together, following the model's rules: linking through a to-one relationship (on either side) replaces
 /// the previous link.
@@ -35,26 +39,42 @@ public final class Oracle: @unchecked Sendable {
 
     // MARK: Recording changes
 
-    /// Records an inserted object with every attribute of its entity (missing ones take their default or null).
+    /// Records an inserted object from the values the test gave `insert`: attributes left out take the
+    /// default the oracle's model declares, or null; numbers take the attribute's type by the oracle's own
+    /// rules (``expected(_:as:)``). Nothing the store returned is recorded.
     public func insert(_ entity: String, id: ObjectID, _ values: [String: Value]) {
         var full: [String: Value] = [:]
         for a in schema.entity(named: entity)?.attributes ?? [] {
-            let given = values[a.name] ?? a.defaultValue ?? .null
-            full[a.name] = a.type.coerce(given) ?? given
+            full[a.name] = Oracle.expected(values[a.name] ?? a.defaultValue ?? .null, as: a.type)
         }
         objects[id] = Object(entity: entity, values: full)
     }
 
-    /// Records an inserted object as the store returned it.
-    public func insert(_ object: DynamicObject) {
-        objects[object.id] = Object(entity: object.entityName, values: object.attributeValues)
-    }
-
+    /// Records a value the test set on an object.
     public func set(_ id: ObjectID, _ attribute: String, _ value: Value) {
         guard let entity = objects[id]?.entity, let a = schema.entity(named: entity)?.attribute(named: attribute) else {
             preconditionFailure("the oracle has no \(attribute) of \(id)")
         }
-        objects[id]?.values[attribute] = a.type.coerce(value) ?? value
+        objects[id]?.values[attribute] = Oracle.expected(value, as: a.type)
+    }
+
+    /// The value an attribute of `type` holds after being given `value`, by the documented rule (the oracle's
+    /// own copy of it, not the store's code): a number given to another numeric type is converted when the
+    /// conversion is exact — integers between widths, integers and `float` to `double`, a `double` to
+    /// `float` (NaN included); anything else is kept as given (the store refuses what does not fit).
+    public static func expected(_ value: Value, as type: AttributeType) -> Value {
+        switch (type, value) {
+        case (.int64, .int32(let v)): return .int64(Int64(v))
+        case (.int64, .int16(let v)): return .int64(Int64(v))
+        case (.int32, .int64(let v)): return Int32(exactly: v).map(Value.int32) ?? value
+        case (.int32, .int16(let v)): return .int32(Int32(v))
+        case (.int16, .int64(let v)): return Int16(exactly: v).map(Value.int16) ?? value
+        case (.int16, .int32(let v)): return Int16(exactly: v).map(Value.int16) ?? value
+        case (.double, .float(let v)): return .double(Double(v))
+        case (.double, .int64(let v)): return Double(exactly: v).map(Value.double) ?? value
+        case (.float, .double(let v)): return v.isNaN ? .float(.nan) : Float(exactly: v).map(Value.float) ?? value
+        default: return value
+        }
     }
 
     public func relationship(_ entity: String, _ name: String) -> Relationship {

@@ -76,12 +76,11 @@ public struct LibraryGenerator {
         var rng = self.rng
         defer { self.rng = rng }
         // The oracle is updated after the commit: a write closure may run more than once (map growth).
-        let log = try store.write { ctx -> [(Oracle) -> Void] in
-            var log: [(Oracle) -> Void] = []
+        let log = try store.write { ctx -> OracleLog in
+            var log: OracleLog = []
             var tagIDs: [ObjectID] = []
             for t in 0..<tags {
-                let tag = try ctx.insert("Tag", ["name": .string("tag-\(t)-\(rng.string(length: 3))")])
-                log.append { $0.insert(tag) }
+                let tag = try ctx.insert("Tag", ["name": .string("tag-\(t)-\(rng.string(length: 3))")], log: &log)
                 tagIDs.append(tag.id)
             }
             for a in 0..<authors {
@@ -89,16 +88,14 @@ public struct LibraryGenerator {
                     "name": .string("author \(a) \(rng.string(length: 5))"),
                     "born": .date(Date(timeIntervalSinceReferenceDate: Double(rng.int(2_000_000_000)) - 1_000_000_000)),
                     "rating": .double(Double(rng.int(50)) / 10),
-                ])
-                log.append { $0.insert(author) }
+                ], log: &log)
                 for b in 0..<rng.int(6) {
                     let book = try ctx.insert("Book", [
                         "title": .string("\(rng.string(length: 8)) \(b)"),
                         "pages": .int32(Int32(rng.int(900) + 10)),
                         "price": rng.chance(0.7) ? .decimal(Decimal(rng.int(10_000)) / 100) : .null,
                         "isbn": rng.chance(0.5) ? .string("isbn-\(a)-\(b)") : .null,
-                    ])
-                    log.append { $0.insert(book) }
+                    ], log: &log)
                     try ctx.link(book, "author", to: author)
                     log.append { $0.link(book.id, "author", author.id) }
                     for _ in 0..<rng.int(4) where !tagIDs.isEmpty {
@@ -108,8 +105,7 @@ public struct LibraryGenerator {
                     }
                 }
                 if rng.chance(0.3) {
-                    let portrait = try ctx.insert("Portrait", ["caption": .string("portrait of \(a)")])
-                    log.append { $0.insert(portrait) }
+                    let portrait = try ctx.insert("Portrait", ["caption": .string("portrait of \(a)")], log: &log)
                     try ctx.link(author, "portrait", to: portrait)
                     log.append { $0.link(author.id, "portrait", portrait.id) }
                 }

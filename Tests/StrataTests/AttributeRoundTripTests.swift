@@ -117,8 +117,12 @@ import Testing
         // Literal integers convert exactly to narrower widths; out-of-range ones are refused.
         var narrowed = full
         narrowed["a_int16"] = .int64(-7)
-        let stored = try store.write { try $0.insert("Sample", narrowed) }
+        let id = try store.write { try $0.insert("Sample", narrowed).id }
+        // Read back from the store (not from the object `insert` returned): every value as given, the
+        // literal in the attribute's width.
+        let stored = try #require(try store.read { try $0.object(id, of: "Sample") })
         #expect(stored["a_int16"] == .int16(-7))
+        for (name, value) in full where name != "a_int16" { #expect(stored[name] == value, "\(name)") }
         var tooBig = full
         tooBig["a_int16"] = .int64(Int64(Int16.max) + 1)
         #expect(throws: StoreError.invalidValue(entity: "Sample", attribute: "a_int16", expected: "int16", actual: "int64")) {

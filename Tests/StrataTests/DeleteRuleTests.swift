@@ -68,25 +68,29 @@ import Testing
             var badges: [ObjectID: [ObjectID]] = [:], stamps: [ObjectID: [ObjectID]] = [:]
             try store.write { ctx in
                 for d in 0..<2 {
-                    let dep = try ctx.insert("Department", ["name": .string("dep \(d)")])
-                    oracle.insert(dep)
+                    let values: [String: Value] = ["name": .string("dep \(d)")]
+                    let dep = try ctx.insert("Department", values)
+                    oracle.insert("Department", id: dep.id, values)
                     departments.append(dep.id)
                 }
                 for e in 0..<6 {
-                    let emp = try ctx.insert("Employee", ["name": .string("emp \(e)")])
-                    oracle.insert(emp)
+                    let values: [String: Value] = ["name": .string("emp \(e)")]
+                    let emp = try ctx.insert("Employee", values)
+                    oracle.insert("Employee", id: emp.id, values)
                     employees.append(emp.id)
                     try ctx.link(emp.id, of: "Employee", "department", to: departments[e % 2])
                     oracle.link(emp.id, "department", departments[e % 2])
                     for b in 0..<2 {
-                        let badge = try ctx.insert("Badge", ["code": .string("\(e)-\(b)")])
-                        oracle.insert(badge)
+                        let values: [String: Value] = ["code": .string("\(e)-\(b)")]
+                        let badge = try ctx.insert("Badge", values)
+                        oracle.insert("Badge", id: badge.id, values)
                         badges[emp.id, default: []].append(badge.id)
                         try ctx.link(emp, "badges", to: badge)
                         oracle.link(emp.id, "badges", badge.id)
                         for s in 0..<3 {
-                            let stamp = try ctx.insert("Stamp", ["when": .date(Date(timeIntervalSinceReferenceDate: Double(s)))])
-                            oracle.insert(stamp)
+                            let values: [String: Value] = ["when": .date(Date(timeIntervalSinceReferenceDate: Double(s)))]
+                            let stamp = try ctx.insert("Stamp", values)
+                            oracle.insert("Stamp", id: stamp.id, values)
                             stamps[badge.id, default: []].append(stamp.id)
                             try ctx.link(stamp, "badge", to: badge)
                             oracle.link(stamp.id, "badge", badge.id)

@@ -16,24 +16,27 @@ import Testing
     /// Reads the whole v1 store through `store` and compares it with `expected` (code → title).
     static func look(_ store: Store, expected: [String: String]) -> Seen {
         do {
-            return try store.read { ctx -> Seen in
-                var seen = 0
-                var wrong: String? = nil
-                try ctx.objects("Entry").forEach { e in
-                    seen += 1
-                    if wrong == nil, expected[e["code"].stringValue ?? ""] != e["title"].stringValue { wrong = "entry \(e.id): \(e)" }
-                }
-                if let wrong { return .wrong(wrong) }
-                guard seen == expected.count, try ctx.count("Label") == 24, try ctx.count("Folder") == 15 else {
-                    return .wrong("\(seen) entries")
-                }
-                return .oldVersion
-            }
+            return try store.read { try look(in: $0, expected: expected) }
         } catch let error as StoreError where error.code == .modelChanged {
             return .modelChanged
         } catch {
             return .wrong("\(error)")
         }
+    }
+
+    /// Reads the whole v1 store in one snapshot and compares it with `expected`.
+    static func look(in ctx: ReadContext, expected: [String: String]) throws -> Seen {
+        var seen = 0
+        var wrong: String? = nil
+        try ctx.objects("Entry").forEach { e in
+            seen += 1
+            if wrong == nil, expected[e["code"].stringValue ?? ""] != e["title"].stringValue { wrong = "entry \(e.id): \(e)" }
+        }
+        if let wrong { return .wrong(wrong) }
+        guard seen == expected.count, try ctx.count("Label") == 24, try ctx.count("Folder") == 15 else {
+            return .wrong("\(seen) entries")
+        }
+        return .oldVersion
     }
 
     static func makeStore(_ url: URL) throws -> [String: String] {
@@ -100,6 +103,8 @@ import Testing
         // Before the first switch: the old version, whole; writes refused as a migration is in progress.
         let beforeSwitch = entries.prefix { !($0.1 == 0 && $0.0 == .switching) }
         #expect(!beforeSwitch.isEmpty)
+        // Those reads came after batches of the migration had committed (a report follows each commit).
+        #expect(beforeSwitch.filter { $0.0 == .instances || $0.0 == .indexing }.count >= 2, "\(beforeSwitch.map(\.0))")
         for e in beforeSwitch {
             #expect(e.2 == .oldVersion, "\(e.0) step \(e.1): \(e.2)")
             #expect(e.3 == "migrationInProgress", "\(e.0) step \(e.1): write \(e.3)")
@@ -126,24 +131,58 @@ import Testing
         let expected = try Self.makeStore(dir.store)
         let old = try Store.open(at: dir.store, schema: try JournalChain.v1())
         defer { old.close() }
+        // One snapshot of the old handle, taken before the migration starts and held until it has finished:
+        // the whole migration, every batch and the switches, overlaps it.
+        let holding = DispatchSemaphore(value: 0), migrated = DispatchSemaphore(value: 0), released = DispatchSemaphore(value: 0)
+        let held = Mutex<(before: Seen, after: Seen)?>(nil)
+        Thread {
+            defer { released.signal() }
+            do {
+                try old.read { ctx in
+                    let before = try Self.look(in: ctx, expected: expected)
+                    holding.signal()
+                    // (A migration that cannot commit while a snapshot is held — no overlap — times out here.)
+                    guard migrated.wait(timeout: .now() + 60) == .success else {
+                        held.withLock { $0 = (before, .wrong("the migration did not finish while the snapshot was held")) }
+                        return
+                    }
+                    let after = try Self.look(in: ctx, expected: expected)
+                    held.withLock { $0 = (before, after) }
+                }
+            } catch {
+                held.withLock { $0 = (.wrong("\(error)"), .wrong("\(error)")) }
+                holding.signal()
+            }
+        }.start()
+        // Another thread reads in a loop, each read a new snapshot.
         let done = Atomic<Bool>(false)
         let seen = Mutex<[Seen]>([])
-        let finished = Atomic<Bool>(false)
+        let finished = DispatchSemaphore(value: 0)
         Thread {
             while !done.load(ordering: .sequentiallyConsistent) {
                 let s = Self.look(old, expected: expected)
                 seen.withLock { $0.append(s) }
             }
             seen.withLock { $0.append(Self.look(old, expected: expected)) }
-            finished.store(true, ordering: .sequentiallyConsistent)
+            finished.signal()
         }.start()
-        // Let the reader start, then migrate in small batches.
-        while seen.withLock({ $0.isEmpty }) { usleep(1000) }
+        holding.wait()
+        // Migrate in small batches while the snapshot is held; count the commits reported meanwhile.
+        let commitsWhileHeld = Atomic<Int>(0)
         var options = MigrationOptions()
         options.batchSize = 25
+        options.rewritesEveryRecord()  // every step rewrites Entry in batches: many commits under the snapshot
+        options.progress = { p in if p.phase != .completed { commitsWhileHeld.add(1, ordering: .relaxed) } }
         try Store.migrate(at: dir.store, plan: try JournalChain.plan(), configuration: StoreConfiguration(migration: options))
+        let committedWhileHeld = commitsWhileHeld.load(ordering: .relaxed)
+        migrated.signal()
+        released.wait()
         done.store(true, ordering: .sequentiallyConsistent)
-        while !finished.load(ordering: .sequentiallyConsistent) { usleep(1000) }
+        finished.wait()
+        // The held snapshot read the old version whole before and after every commit of the migration.
+        #expect(committedWhileHeld > Self.entries / 25)
+        let h = held.withLock { $0 }
+        #expect(h?.before == .oldVersion && h?.after == .oldVersion, "\(String(describing: h))")
         let results = seen.withLock { $0 }
         // Old data while it runs, then only modelChanged: never anything else, never back.
         let old_ = results.prefix { $0 == .oldVersion }

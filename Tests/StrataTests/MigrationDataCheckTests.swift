@@ -27,13 +27,11 @@ import Testing
     /// 300 pets, 50 people; pets at positions in `shared` get two owners; names repeat where `duplicates` says.
     static func fill(_ store: Store, oracle: Oracle, shared: Set<Int> = [], duplicates: [Int: String] = [:],
                      ownerless: Set<Int> = []) throws {
-        let log = try store.write { ctx -> [(Oracle) -> Void] in
-            var log: [(Oracle) -> Void] = []
-            let people = try (0..<50).map { i in try ctx.insert("Person", ["name": .string("person \(i)")]) }
-            for p in people { log.append { $0.insert(p) } }
+        let log = try store.write { ctx -> OracleLog in
+            var log: OracleLog = []
+            let people = try (0..<50).map { i in try ctx.insert("Person", ["name": .string("person \(i)")], log: &log) }
             for i in 0..<300 {
-                let pet = try ctx.insert("Pet", ["name": .string(duplicates[i] ?? "pet \(i)"), "legs": .int16(Int16(i % 5))])
-                log.append { $0.insert(pet) }
+                let pet = try ctx.insert("Pet", ["name": .string(duplicates[i] ?? "pet \(i)"), "legs": .int16(Int16(i % 5))], log: &log)
                 if ownerless.contains(i) { continue }
                 let first = people[i % 50].id
                 try ctx.link(pet.id, of: "Pet", "owners", to: first)

@@ -61,19 +61,17 @@ import Testing
         do {
             let store = try Store.open(at: dir.store, schema: try Self.v1())
             defer { store.close() }
-            let log = try store.write { ctx -> [(Oracle) -> Void] in
-                var log: [(Oracle) -> Void] = []
-                let bins = try (0..<10).map { try ctx.insert("Bin", ["code": .string("bin \($0)")]) }
-                let suppliers = try (0..<4).map { try ctx.insert("Supplier", ["name": .string("supplier \($0)")]) }
-                for o in bins + suppliers { log.append { $0.insert(o) } }
+            let log = try store.write { ctx -> OracleLog in
+                var log: OracleLog = []
+                let bins = try (0..<10).map { try ctx.insert("Bin", ["code": .string("bin \($0)")], log: &log) }
+                let suppliers = try (0..<4).map { try ctx.insert("Supplier", ["name": .string("supplier \($0)")], log: &log) }
                 var parts: [ObjectID] = []
                 for i in 0..<500 {
                     let part = try ctx.insert("Part", [
                         "level": .int16(Int16(rng.int(20) - 10)), "serial": .int32(Int32(i * 7 - 1000)),
                         "weight": .float(Float(rng.int(100)) / 4), "label": .string("part \(rng.int(50))"),
                         "obsolete": .string("old \(i)"),
-                    ])
-                    log.append { $0.insert(part) }
+                    ], log: &log)
                     let bin = rng.pick(bins).id, supplier = rng.pick(suppliers).id
                     try ctx.link(part.id, of: "Part", "bin", to: bin)
                     try ctx.link(part.id, of: "Part", "supplier", to: supplier)

@@ -42,4 +42,32 @@ import Testing
         stale.set(author, "name", "not the stored name")
         #expect(try stale.mismatches(in: store).contains { $0.hasPrefix("lookup Author.name") })
     }
+
+    /// The oracle's expectations come from what the test gave: a left-out attribute takes the default the
+    /// model declares, a number its attribute's type by the oracle's own rule — and a store that filled or
+    /// converted otherwise disagrees with it.
+    @Test func expectationsComeFromTheInputs() throws {
+        let schema = try TestSchemas.library()
+        let store = try Store.temporary(schema: schema)
+        defer { store.close() }
+        let oracle = Oracle(schema: schema)
+        let values: [String: Value] = ["name": "ann", "born": .date(Date(timeIntervalSinceReferenceDate: 0))]
+        let author = try store.write { try $0.insert("Author", values).id }
+        oracle.insert("Author", id: author, values)
+        #expect(oracle.objects[author]?.values["rating"] == .double(0))
+        let book: [String: Value] = ["title": "t", "pages": .int64(300)]
+        let bookID = try store.write { try $0.insert("Book", book).id }
+        oracle.insert("Book", id: bookID, book)
+        #expect(oracle.objects[bookID]?.values["pages"] == .int32(300))
+        #expect(oracle.objects[bookID]?.values["price"] == .null)
+        #expect(try oracle.mismatches(in: store) == [])
+        // The store holding another value than the one the test gave is a mismatch.
+        try store.write { ctx in
+            var a = try #require(try ctx.object(author, of: "Author"))
+            a["rating"] = .double(1)
+            try ctx.update(a)
+        }
+        let differences = try oracle.mismatches(in: store)
+        #expect(differences.count == 1 && differences.first?.hasPrefix("Author \(author).rating") == true, "\(differences)")
+    }
 }

@@ -49,9 +49,10 @@ import Testing
 
         func insert(_ entity: String, _ name: String) throws -> ObjectID {
             let key = entity == "Passport" ? "number" : (entity == "Book" ? "title" : "name")
-            let object = try store.write { try $0.insert(entity, [key: .string(name)]) }
-            oracle.insert(object)
-            return object.id
+            let values: [String: Value] = [key: .string(name)]
+            let id = try store.write { try $0.insert(entity, values).id }
+            oracle.insert(entity, id: id, values)
+            return id
         }
 
         func link(_ id: ObjectID, _ entity: String, _ relationship: String, _ target: ObjectID) throws {

@@ -13,6 +13,23 @@ import Glibc
 /// process dies); a second open of the same files in one process (also through a symlink, a hard link or
 /// a renamed directory) shares the one LMDB environment; `fork()` is detected; stale readers of killed
 /// processes are cleared.
+/// A condition that threads wait on until it is set once (no sleeping, no polling).
+final class Flag: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var value = false
+    func set() { condition.lock(); value = true; condition.broadcast(); condition.unlock() }
+    /// Waits until the flag is set; false after `timeout` seconds without it (a deadlock guard, not a delay).
+    @discardableResult
+    func wait(timeout: Double = 60) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !value { if !condition.wait(until: deadline) { return value } }
+        return true
+    }
+    var isSet: Bool { condition.lock(); defer { condition.unlock() }; return value }
+}
+
 extension ReliabilitySuite {
     @Suite struct Concurrency {
         struct ReadTally: Sendable {
@@ -51,10 +68,31 @@ extension ReliabilitySuite {
                 return consistent && n == count
             }
 
+            // Each reader's first read holds its snapshot until the migration has committed a batch: the
+            // migration starts once every reader holds one, and the first batch's progress report releases them.
+            let holding = DispatchGroup()
+            let batchCommitted = Flag()
+            let overlapped = Atomic<Int>(0)
             for _ in 0..<readers {
                 group.enter()
+                holding.enter()
                 Thread.detachNewThread {
                     defer { group.leave() }
+                    var held = false
+                    defer { if !held { holding.leave() } }
+                    do {
+                        let (before, after, committed) = try v1.read { context in
+                            let before = try classify(context, version: "v1")
+                            held = true
+                            holding.leave()
+                            let committed = batchCommitted.wait()
+                            return (before, try classify(context, version: "v1"), committed)
+                        }
+                        tally.withLock { t in if before && after { t.v1 += 1 } else { t.mixed += 1 } }
+                        if before && after && committed { overlapped.add(1, ordering: .relaxed) }
+                    } catch {
+                        tally.withLock { $0.other.append("held read: \(error)") }
+                    }
                     var handle: Store? = v1
                     var version = "v1"
                     var reachedV3 = false
@@ -105,10 +143,18 @@ extension ReliabilitySuite {
                 }
             }
             pinned.wait()
-            usleep(50_000)
+            holding.wait()
             var configuration = StoreConfiguration()
             configuration.migration.batchSize = 100
-            try Store.migrate(at: url, plan: plan, configuration: configuration)
+            configuration.migration.progress = { p in if p.phase == .instances { batchCommitted.set() } }
+            do {
+                try Store.migrate(at: url, plan: plan, configuration: configuration)
+            } catch {
+                batchCommitted.set()
+                migrated.signal()
+                throw error
+            }
+            batchCommitted.set()
             migrated.signal()
             // Every reader goes on until it has read the migrated store at least once.
             let deadline = Date().addingTimeInterval(120)
@@ -122,7 +168,9 @@ extension ReliabilitySuite {
             #expect(t.other.isEmpty, "\(t.other.prefix(3))")
             #expect(t.v1 > 0 && atV3.load(ordering: .relaxed) == readers, "reads at v1: \(t.v1), at v3: \(t.v3); readers that reached v3: \(atV3.load(ordering: .relaxed))")
             #expect(s.before.count == count && s.before == s.after, "the pinned snapshot changed: \(s.before.count) → \(s.after.count)")
-            Figures.add("\(readers) readers during a migration: \(t.v1) reads at v1, \(t.v3) at v3, \(t.modelChanged) told the model changed; pinned snapshot unchanged") { c in
+            // Every reader read v1 whole in a snapshot that a committed batch of the migration overlapped.
+            #expect(overlapped.load(ordering: .relaxed) == readers, "\(overlapped.load(ordering: .relaxed)) of \(readers) held reads overlapped a batch")
+            Figures.add("\(readers) readers during a migration: \(t.v1) reads at v1 (\(overlapped.load(ordering: .relaxed)) of them held across a committed batch), \(t.v3) at v3, \(t.modelChanged) told the model changed; pinned snapshot unchanged") { c in
                 c.mixedReads += t.mixed
             }
         }
@@ -294,6 +342,10 @@ extension ReliabilitySuite {
             }
         }
 
+        /// What this shows: a second `Store.open` of the same files in one process — by the same path, a
+        /// symlink, a hard link, or after a rename — works, and the other handle goes on working after one of
+        /// them closes (no `MDB_BAD_RSLOT`). Two handles on one shared environment see the same data by
+        /// construction, so this test cannot see lost writes; `twoProcessesLoseNothing` can.
         @Test("the same store opened twice in one process: shared, also through a symlink, a hard link and a rename")
         func sameStoreTwice() throws {
             try #require(Products.available)
@@ -334,6 +386,75 @@ extension ReliabilitySuite {
             let final = try Store.open(at: moved, schema: v1)
             #expect(try final.verify().isClean)
             final.close()
+        }
+
+        /// Lost writes across processes: this process opens the store twice (by its path and through a
+        /// symlink) and closes the first handle — with two LMDB environments that would drop this process's
+        /// locks on `lock.mdb`, and the next process would take the lock file for unused and reset its writer
+        /// lock. A child then opens the store and appends while this process holds a write transaction: the
+        /// child must not commit until it ends. Then both write, interleaved, until the child is done; every
+        /// write of both must be there afterwards, with every object intact.
+        @Test("two processes writing one store, one through two handles of which one was closed: no write lost",
+              .timeLimit(.minutes(3)))
+        func twoProcessesLoseNothing() throws {
+            try #require(Products.available)
+            let workspace = try Workspace("two-processes")
+            let count = 300, appended = 300
+            let url = try workspace.copy(try PristineStores.v1(count: count), to: "store")
+            let link = workspace.url("link")
+            try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
+            let v1 = try TortureModels.v1()
+            let first = try Store.open(at: url, schema: v1)
+            let second = try Store.open(at: link, schema: v1)
+            first.close()
+            // The child appends items, one transaction each (ACK after each), while this process holds a
+            // write transaction: the child's first commit must wait for it (waited for 2 s, then committed).
+            let child = try Child(["write-load", link.path, "--from", "\(count)", "--count", "\(appended)", "--batch", "1", "--seed", "\(Tier.seed)"])
+            let committedMeanwhile = try second.write { context -> Bool in
+                _ = try context.insert("Marker", ["kind": "held"])
+                return child.waitForLine(timeout: 2) { $0.hasPrefix("ACK ") } != nil
+            }
+            #expect(!committedMeanwhile, "the child committed while this process held its write transaction")
+            // Then both write, interleaved, until the child is done.
+            let written = Mutex<(kinds: [String], failure: String?)>((["held"], nil))
+            let childDone = Atomic<Bool>(false)
+            let writerDone = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                defer { writerDone.signal() }
+                var n = 0
+                while !childDone.load(ordering: .acquiring) && n < 20_000 {
+                    let kind = "parent-\(n)"
+                    do {
+                        try second.write { _ = try $0.insert("Marker", ["kind": .string(kind)]) }
+                        written.withLock { $0.kinds.append(kind) }
+                        n += 1
+                    } catch {
+                        written.withLock { $0.failure = "\(error)" }
+                        return
+                    }
+                }
+            }
+            let end = child.wait(timeout: 120)
+            childDone.store(true, ordering: .releasing)
+            writerDone.wait()
+            let (kinds, failure) = written.withLock { $0 }
+            let childCommits = acknowledgements(end).count
+            #expect(failure == nil, "this process's write failed: \(failure ?? "")")
+            #expect(end.exitCode == 0 && end.line("RESULT ") != nil, "\(end)")
+            #expect(kinds.count >= 10 && childCommits >= 10, "\(kinds.count) writes here, \(childCommits) by the child")
+            second.close()
+            // A new handle finds every item of both (equal to the oracle), every marker, and a clean store.
+            let store = try Store.open(at: url, schema: v1)
+            defer { store.close() }
+            let result = try SeededContents(seed: Tier.seed).check(store, expected: 0..<(count + appended),
+                                                                   expectedMarkers: Dictionary(uniqueKeysWithValues: kinds.map { ($0, 1) }))
+            #expect(result.isClean, "\(result.description.prefix(600))")
+            let markersFound = try store.read { try $0.count("Marker") }
+            #expect(markersFound == kinds.count, "\(kinds.count - markersFound) of this process's \(kinds.count) commits lost")
+            Figures.add("two processes writing one store (\(kinds.count) + \(childCommits) commits interleaved)") { c in
+                c.recordsLost += result.lost + max(0, kinds.count - markersFound)
+                c.silentWrongValues += result.wrongValues
+            }
         }
 
         @Test("fork() after open is detected; the parent keeps working")

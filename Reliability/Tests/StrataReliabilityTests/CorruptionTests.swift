@@ -9,7 +9,9 @@ import Testing
 /// damaged record is a typed `corruptedRecord` error, `verify()` lists exactly the damaged ones, every other
 /// object reads back equal to the oracle. 500 more trials damage LMDB's own structure (bits in random
 /// pages, page headers, meta fields): each store is opened and read in a sacrificial child; the parent
-/// never crashes, and the outcome of every trial is tallied.
+/// never crashes, and the outcome of every trial is tallied. A hang, a trap of Strata's own, a child that
+/// fails, or a wrong value read back without a typed error fails the test; children that LMDB 0.9 kills
+/// reading a damaged page (SIGSEGV, SIGBUS) are counted and bounded (at most 10 % of the trials).
 extension ReliabilitySuite {
     @Suite struct Corruption {
         @Test("1,000 damaged records: typed errors, verify lists exactly them, the rest intact")
@@ -116,21 +118,34 @@ extension ReliabilitySuite {
             }
             let outcomes = try Damage.openMany(entries, workspace: workspace, name: "structure", count: count)
             var histogram: [String: Int] = [:]
-            var silent = 0, untyped = 0, signals = 0, survived = 0, rolledBack = 0
+            var silent = 0, untyped = 0, signals = 0, survived = 0, rolledBack = 0, failed = 0
             for (i, line) in outcomes.enumerated() {
                 let f = Damage.fields(line)
                 let outcome: String
                 if line.hasPrefix("REFUSED") {
                     outcome = line.contains(" typed ") ? "typed error" : "untyped error"
                     if !line.contains(" typed ") { untyped += 1; Issue.record("trial \(i) (\(kinds[i])): \(line)") }
-                } else if line.hasPrefix("SIGNAL") || line.hasPrefix("HANG") || line.hasPrefix("EXIT") {
-                    outcome = "child ended by a signal"
+                } else if line.hasPrefix("SIGNAL "), let signal = line.split(separator: " ").dropFirst().first.flatMap({ Int32($0) }),
+                          Damage.lmdbCrashSignals.contains(signal) {
+                    // LMDB 0.9 reading a damaged branch or leaf page (documented in Reliability.md): counted and
+                    // bounded below.
+                    outcome = "child killed by signal \(signal)"
                     signals += 1
+                } else if !line.hasPrefix("OPENED") {
+                    // A hang, an exit without finishing, or a trap of Strata's own (SIGILL, SIGTRAP): failures.
+                    outcome = "child hung, trapped or failed"
+                    failed += 1
+                    Issue.record("trial \(i) (\(kinds[i])): \(line)")
+                } else if (f["wrong"] ?? 1) > 0 {
+                    // A wrong value read back without a typed error fails, whatever else was reported.
+                    outcome = "opened, wrong values read without an error"
+                    silent += 1
+                    Issue.record("trial \(i) (\(kinds[i])): values read back wrong without an error: \(line)")
                 } else if (f["unreadable"] ?? 0) > 0 || (f["verify"] ?? 0) > 0 {
                     outcome = "opened, damage reported"
-                } else if f["wrong"] == 0 && f["lost"] == 0 && f["badLinks"] == 0 && f["items"] == count {
+                } else if f["lost"] == 0 && f["badLinks"] == 0 && f["items"] == count {
                     outcome = "opened, no damage visible"
-                } else if kinds[i].contains("transactionID") && f["items"] == 0 && f["wrong"] == 0 && f["badLinks"] == 0 {
+                } else if kinds[i].contains("transactionID") && f["items"] == 0 && f["badLinks"] == 0 {
                     // LMDB 0.9 trusts the meta page with the larger transaction ID: a damaged ID can make it
                     // open the previous commit (here: the store before it was filled), consistent but older.
                     // Undetectable without a checksum on the meta page; documented in Reliability.md.
@@ -141,9 +156,15 @@ extension ReliabilitySuite {
                     silent += 1
                     Issue.record("trial \(i) (\(kinds[i])): damage read back without an error: \(line)")
                 }
-                if outcome != "untyped error" && outcome != "opened, damage NOT reported" { survived += 1 }
+                if outcome.hasPrefix("typed error") || outcome.hasPrefix("child killed") || outcome.hasPrefix("opened, damage reported")
+                    || outcome.hasPrefix("opened, no damage") || outcome.hasPrefix("opened at the previous") {
+                    survived += 1
+                }
                 histogram[outcome, default: 0] += 1
             }
+            // Children killed by LMDB are allowed, but bounded: about 5 % of the trials in past runs.
+            #expect(signals * 10 <= trials, "\(signals) of \(trials) children were killed by a signal")
+            #expect(failed == 0 && silent == 0 && untyped == 0)
             let summary = histogram.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             Figures.add("\(trials) damaged LMDB pages (\(summary))") { c in
                 c.corruptions += survived

@@ -9,7 +9,8 @@ import Testing
 /// without meeting the fault. Each time: a typed error (`StoreError.ioError`/`.diskFull`, or
 /// `MigrationError.interrupted` around one), the process alive (the whole loop runs in one child), the store
 /// exactly at its last acknowledged commit, and once "space returns" reopening finishes the work with
-/// every object intact. A failed meta write makes LMDB refuse the environment (`MDB_PANIC`); the store is
+/// every object intact. Each loop must inject at least one fault per write (or sync) its completed run made.
+/// A failed meta write makes LMDB refuse the environment (`MDB_PANIC`); the store is
 /// reopened, as `StoreError.needsReopen` says.
 extension ReliabilitySuite {
     @Suite struct IOFaults {
@@ -75,6 +76,12 @@ extension ReliabilitySuite {
             for (loop, run) in results.withLock({ $0 }) {
                 #expect(run.exitCode == 0 && run.line("DONE") != nil, "\(loop): the process did not survive: \(run)")
                 #expect(run.line("COMPLETE") != nil, "\(loop): the loop never completed without a fault")
+                // A floor on the faults themselves: the run that completed made `calls` writes (or syncs), and
+                // each of them must have failed in a trial of its own — a shim that injects nothing fails here.
+                let injected = run.lines(prefix: "FAULT ").filter { $0.contains(" hits=") && !$0.contains(" hits=0 ") }.count
+                let calls = run.line("COMPLETE ").flatMap { $0.split(separator: " ").first { $0.hasPrefix("calls=") } }.flatMap { Int($0.dropFirst(6)) } ?? 0
+                #expect(calls >= 1, "\(loop): the completed run made no \(loop.op) the shim saw: \(run.line("COMPLETE ") ?? "-")")
+                #expect(injected >= max(1, calls), "\(loop): \(injected) faults injected for \(calls) \(loop.op)s of the completed run")
                 for line in run.lines(prefix: "FAULT ") {
                     let parts = line.split(separator: " ").map(String.init)
                     let fine = line.contains(" typed ") && line.contains("state=ok") && line.contains("resumed=clean")

@@ -63,12 +63,13 @@ extension ReliabilitySuite {
             let trials = Tier.current.pick(ci: 100, full: 600)
             let workspace = try Workspace("random")
             let pristine = try PristineStores.v1(count: count)
-            // How long each plan's migration runs here, to spread the kills over it.
+            // How long each plan's migration runs here (from the child's first line to its last commit, not
+            // counting the check that follows), to spread the kills over it.
             var durations: [String: Double] = [:]
             for plan in Kills.plans {
                 let copy = try workspace.copy(pristine, to: "timing-\(plan)")
                 let run = try Child.run(KillTrial(plan: plan, count: count, batch: batch).arguments(copy))
-                durations[plan] = run.duration
+                durations[plan] = try #require(run.timeOfLast("ACK "), "\(run)")
             }
             var random = SeededGenerator(seed: Tier.seed &+ 7)
             let cases: [(Int, String, Double)] = (0..<trials).map { i in
@@ -84,8 +85,12 @@ extension ReliabilitySuite {
                 outcomes.withLock { $0.append(outcome) }
                 try? FileManager.default.removeItem(at: store)
             }
-            // Kills that landed after the child finished are not kills; they must still check out.
-            record("kills at \(trials) random instants", outcomes.withLock { $0 })
+            // Kills that landed after the migration finished are not kills mid-work; they must still check out,
+            // but most trials must really have killed a migration under way.
+            let done = outcomes.withLock { $0 }
+            let midWork = done.filter(\.midWork).count
+            #expect(midWork >= trials * 3 / 4, "only \(midWork) of \(trials) children were killed mid-migration")
+            record("\(trials) random instants, \(midWork) children killed mid-migration", done)
         }
 
         /// iOS's launch watchdog kills an app that migrates too long at launch. Here every launch is killed
@@ -116,6 +121,8 @@ extension ReliabilitySuite {
             let result = try #require(final)
             #expect(result.isClean, "\(result)")
             #expect(launches < 120, "\(launches) launches")
+            // Every launch but the last was killed after one batch: at least one per batch of the first task.
+            #expect(kills >= count / batch, "only \(kills) launches were killed")
             Figures.add("watchdog '\(plan)': converged in \(launches) launches") { c in
                 c.kills += kills
                 c.recordsLost += result.lost
@@ -123,8 +130,9 @@ extension ReliabilitySuite {
             }
         }
 
-        /// The watchdog with a time budget: each launch gets a random 0.35–0.9 s before SIGKILL, while records
-        /// are slowed down (2 ms each); every launch must make progress and the migration finish.
+        /// The watchdog with a time budget: each launch gets a random 0.5–1 s before SIGKILL, while records are
+        /// slowed down (2 ms each); every launch must make progress — commit work that the next launch finds
+        /// — and the migration finish.
         @Test("watchdog with a random time budget per launch")
         func watchdogBudget() throws {
             try #require(Products.available)
@@ -136,20 +144,30 @@ extension ReliabilitySuite {
             for s in 0..<seeds {
                 let store = try workspace.copy(try PristineStores.v1(count: count), to: "store\(s)")
                 var random = SeededGenerator(seed: Tier.seed &+ UInt64(s) &* 101)
-                let trial = KillTrial(plan: s % 2 == 0 ? "rewrite" : "script", count: count, batch: batch)
+                let plan = s % 2 == 0 ? "rewrite" : "script"
+                let trial = KillTrial(plan: plan, count: count, batch: batch)
                 var done = false
-                var launches = 0
-                var last: (task: Int, batches: Int)? = nil
+                var launches = 0, killed = 0
+                var previous: (launch: Int, last: String)? = nil
                 while !done && launches < 300 {
                     launches += 1
-                    let budget = 0.35 + Double(random.next() % 550) / 1000
+                    let budget = 0.5 + Double(random.next() % 500) / 1000
                     let run = try Child.run(trial.arguments(store), environment: ["STRATA_FAULT": "batch.afterPut:*:sleep:2"], killAfter: budget)
-                    let found = acknowledgements(run).first?.1 ?? "none"
-                    if let p = journalProgress(found), let l = last, launches > 2 {
-                        #expect(p.task > l.task || p.batches >= l.batches, "went backwards: \(found)")
+                    let acks = acknowledgements(run)
+                    let found = acks.first?.1 ?? "none"
+                    // The previous launch's work is all here: this one opens exactly where it stopped (or one
+                    // commit further, killed between a commit and its acknowledgement).
+                    if let p = previous, found != p.last, (transactionID(found) ?? -1) != (transactionID(p.last) ?? -2) + 1 {
+                        Issue.record("seed \(s), launch \(launches) opened at \(found), launch \(p.launch) acknowledged \(p.last)")
                     }
-                    last = journalProgress(found)
-                    if run.signal == 9 { kills += 1; continue }
+                    if run.signal == 9 {
+                        kills += 1
+                        if !migrationFinished(acks.last?.1 ?? "none", plan: plan) { killed += 1 }
+                        // Progress at every launch: it committed something before it was killed.
+                        #expect(acks.count >= 2, "seed \(s), launch \(launches) was killed after \(String(format: "%.2f", budget)) s without committing anything: \(run)")
+                        previous = (launches, acks.last?.1 ?? "none")
+                        continue
+                    }
                     #expect(run.exitCode == 0, "\(run)")
                     let result = try #require(checkResult(run))
                     #expect(result.isClean, "\(result)")
@@ -158,6 +176,7 @@ extension ReliabilitySuite {
                     done = true
                 }
                 #expect(done, "seed \(s) did not converge in \(launches) launches")
+                #expect(killed >= 1, "seed \(s): no launch was killed mid-migration")
             }
             Figures.add("watchdog with time budgets (\(seeds) seeds)") { c in
                 c.kills += kills
@@ -193,7 +212,7 @@ extension ReliabilitySuite {
                 try? FileManager.default.removeItem(at: store)
             }
             let done = outcomes.withLock { $0 }
-            #expect(done.filter(\.killed).count >= kills * 8 / 10, "only \(done.filter(\.killed).count) of \(kills) children were killed mid-way")
+            #expect(done.filter(\.midWork).count >= kills * 8 / 10, "only \(done.filter(\.midWork).count) of \(kills) children were killed mid-migration")
             record("issue 3: 100,000 objects, \(kills) random kills", done)
         }
 
@@ -215,6 +234,7 @@ extension ReliabilitySuite {
                 let store = try workspace.copy(pristine, to: "p\(index)")
                 var outcome = try KillTrial(plan: plan, count: count, batch: batch)
                     .run(store: store, fault: "batch.afterPut:\(index):kill", ledger: workspace.url("p\(index).ledger"))
+                if !outcome.midWork { outcome.problems.append("the child was not killed inside the stage") }
                 outcome.problems = outcome.problems.map { "[afterPut \(index)] \($0)" }
                 outcomes.withLock { $0.append(outcome) }
                 try? FileManager.default.removeItem(at: store)

@@ -55,6 +55,7 @@ extension ReliabilitySuite {
             let kills: [Kill] = ["backup.afterCopy", "backup.beforePublish", "backup.afterPublish"].map { .point("\($0):0:kill") }
                 + (0..<randomKills).map { _ in .after(Double(random.next() % 10_000) / 10_000 * copySeconds * 1.2) }
             let outcomes = Mutex<[KillTrial.Outcome]>([])
+            let randomKilled = Atomic<Int>(0)
             try concurrentForEach(Array(kills.enumerated())) { (i, kill) in
                 let store = try workspace.copy(pristine, to: "s\(i)")
                 let destination = workspace.url("s\(i)-backup")
@@ -62,6 +63,7 @@ extension ReliabilitySuite {
                 let first = try kill.run(arguments(store, destination))
                 var outcome = KillTrial.Outcome(killed: first.signal == 9)
                 if case .point = kill, !outcome.killed { outcome.problems.append("the fault point was not reached: \(first)") }
+                if case .after = kill, outcome.killed { randomKilled.add(1, ordering: .relaxed) }
                 if !outcome.killed && first.exitCode != 0 { outcome.problems.append("the backup failed: \(first)") }
                 let published = FileManager.default.fileExists(atPath: destination.path)
                 if label.hasPrefix("backup.afterCopy") || label.hasPrefix("backup.beforePublish") {
@@ -91,6 +93,8 @@ extension ReliabilitySuite {
                 try? FileManager.default.removeItem(at: store)
                 try? FileManager.default.removeItem(at: destination)
             }
+            // Random instants may land after the backup finished, but most must kill it.
+            #expect(randomKilled.load(ordering: .relaxed) >= randomKills / 2, "only \(randomKilled.load(ordering: .relaxed)) of \(randomKills) random kills landed")
             record("backups killed (\(kills.count) trials)", outcomes.withLock { $0 })
         }
 
@@ -115,15 +119,20 @@ extension ReliabilitySuite {
             #expect(commits >= count / batch, "only \(commits) commits")
 
             var random = SeededGenerator(seed: Tier.seed &+ 25)
+            let randomKills = Tier.current.pick(ci: 10, full: 40)
+            // Spread over the rewrite itself: from the child's first line to its last commit.
+            let span = try #require(traced.timeOfLast("ACK "), "\(traced)")
             let kills: [Kill] = (0..<commits).map { .point("txn.afterCommit:\($0):kill") }
-                + (0..<Tier.current.pick(ci: 10, full: 40)).map { _ in .after(Double(random.next() % 10_000) / 10_000 * traced.duration) }
+                + (0..<randomKills).map { _ in .after(Double(random.next() % 10_000) / 10_000 * span) }
             let outcomes = Mutex<[KillTrial.Outcome]>([])
+            let randomKilled = Atomic<Int>(0)
             try concurrentForEach(Array(kills.enumerated())) { (i, kill) in
                 let store = try workspace.copy(base, to: "l\(i)")
                 let label = kill.label
                 let first = try kill.run(arguments(store))
                 var outcome = KillTrial.Outcome(killed: first.signal == 9)
                 if case .point = kill, !outcome.killed { outcome.problems.append("the fault point was not reached: \(first)") }
+                if case .after = kill, outcome.killed { randomKilled.add(1, ordering: .relaxed) }
                 if !outcome.killed && first.exitCode != 0 { outcome.problems.append("the rewrite failed: \(first)") }
                 // Run again: it finishes the rewrite, every record in its current layout, every object intact.
                 let second = try Child.run(arguments(store))
@@ -141,6 +150,7 @@ extension ReliabilitySuite {
                 outcomes.withLock { $0.append(outcome) }
                 try? FileManager.default.removeItem(at: store)
             }
+            #expect(randomKilled.load(ordering: .relaxed) >= randomKills / 2, "only \(randomKilled.load(ordering: .relaxed)) of \(randomKills) random kills landed")
             record("layout rewrites killed (\(kills.count) trials)", outcomes.withLock { $0 })
         }
     }

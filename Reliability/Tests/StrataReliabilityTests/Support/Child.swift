@@ -32,12 +32,19 @@ struct ChildResult: CustomStringConvertible {
     var exitCode: Int32?
     var signal: Int32?
     var lines: [String]
+    /// When each line arrived, in seconds after the child started.
+    var lineTimes: [Double]
     var errorOutput: String
     var duration: Double
     var timedOut: Bool
 
     var killedBySignal: Bool { signal != nil }
     var acknowledgements: [String] { lines.filter { $0.hasPrefix("ACK ") } }
+    /// When the last line with `prefix` arrived, in seconds after the first line.
+    func timeOfLast(_ prefix: String) -> Double? {
+        guard let i = lines.lastIndex(where: { $0.hasPrefix(prefix) }), let first = lineTimes.first else { return nil }
+        return lineTimes[i] - first
+    }
     func line(_ prefix: String) -> String? { lines.last { $0.hasPrefix(prefix) } }
     func lines(prefix: String) -> [String] { lines.filter { $0.hasPrefix(prefix) } }
 
@@ -56,6 +63,7 @@ final class Child: @unchecked Sendable {
     private let errorFile: URL
     private let condition = NSCondition()
     private var lines: [String] = []
+    private var lineTimes: [Double] = []
     private var finishedReading = false
     private let started = Date()
     private var killWhen: ((String) -> Bool)?
@@ -99,6 +107,7 @@ final class Child: @unchecked Sendable {
                 pending.removeSubrange(pending.startIndex...newline)
                 condition.lock()
                 lines.append(line)
+                lineTimes.append(Date().timeIntervalSince(started))
                 let shouldKill = killWhen?(line) ?? false
                 if shouldKill { killWhen = nil; killNow() }
                 condition.broadcast()
@@ -106,7 +115,7 @@ final class Child: @unchecked Sendable {
             }
         }
         condition.lock()
-        if !pending.isEmpty { lines.append(String(decoding: pending, as: UTF8.self)) }
+        if !pending.isEmpty { lines.append(String(decoding: pending, as: UTF8.self)); lineTimes.append(Date().timeIntervalSince(started)) }
         finishedReading = true
         condition.broadcast()
         condition.unlock()
@@ -154,6 +163,14 @@ final class Child: @unchecked Sendable {
 
     var isRunning: Bool { process.isRunning }
 
+    /// Whether the child's standard output has ended (the child is gone, or going: a child killed by a
+    /// signal closes its output before `isRunning` turns false).
+    var outputEnded: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return finishedReading
+    }
+
     /// Closes the child's standard input (children that wait on it then go on).
     func closeInput() { try? input.fileHandleForWriting.close() }
 
@@ -172,13 +189,14 @@ final class Child: @unchecked Sendable {
         let readDeadline = Date().addingTimeInterval(60)
         while !finishedReading && condition.wait(until: readDeadline) {}
         let captured = lines
+        let times = lineTimes
         condition.unlock()
         let errors = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
         try? FileManager.default.removeItem(at: errorFile)
         let signalled = process.terminationReason == .uncaughtSignal
         return ChildResult(exitCode: signalled ? nil : process.terminationStatus,
                            signal: signalled ? process.terminationStatus : nil,
-                           lines: captured, errorOutput: errors, duration: Date().timeIntervalSince(started), timedOut: timedOut)
+                           lines: captured, lineTimes: times, errorOutput: errors, duration: Date().timeIntervalSince(started), timedOut: timedOut)
     }
 
     /// Runs a child to its end.

@@ -5,6 +5,11 @@ import StrataTortureKit
 enum Damage {
     static let pageSize = 4096
 
+    /// The signals with which LMDB 0.9 kills a process reading a damaged B-tree page: a wild pointer (SIGSEGV),
+    /// a page past the end of the file (SIGBUS), or one of its assertions (SIGABRT). A trap of Swift code
+    /// (SIGILL, SIGTRAP) is not among them.
+    static let lmdbCrashSignals: Set<Int32> = [SIGSEGV, SIGBUS, SIGABRT]
+
     /// A copy of `store`'s data file with `change` applied to its bytes.
     /// With `lockFile`, the copy gets an (empty) `lock.mdb` too, as a store that was opened has.
     static func copy(_ store: URL, to directory: URL, lockFile: Bool = true, _ change: (inout [UInt8]) -> Void) throws {
@@ -38,7 +43,7 @@ enum Damage {
 
     /// The outcome line of each store of `entries` (`<dir> [damaged ids]`), opened one after another in a
     /// `strata-torture open-many` child that is restarted after any store that kills it. A store that
-    /// killed its child gets `SIGNAL <n>`.
+    /// killed its child gets `SIGNAL <n> <the end of its standard error>`.
     static func openMany(_ entries: [String], workspace: Workspace, name: String, count: Int, plan: String = "v1",
                          extra: [String] = []) throws -> [String] {
         let list = workspace.url("\(name).list")
@@ -53,8 +58,9 @@ enum Damage {
             var hung = false
             while true {
                 guard let line = child.nextLine(timeout: 30) else {
-                    // No output for 30 s while the child runs: a store that makes it hang. Kill it.
-                    if child.isRunning { hung = true; child.killNow() }
+                    // No output for 30 s, the output still open: a store that makes the child hang. Kill it.
+                    // (When the output ended, the child is gone — by a signal, or an exit — not hung.)
+                    if !child.outputEnded { hung = true; child.killNow() }
                     break
                 }
                 if line.hasPrefix("BEGIN "), let i = Int(line.dropFirst(6)) { begun = i }
@@ -67,7 +73,8 @@ enum Damage {
             let run = child.wait(timeout: 60)
             if done { break }
             if begun < outcomes.count {
-                outcomes[begun] = hung ? "HANG (killed)" : run.signal.map { "SIGNAL \($0)" } ?? "EXIT \(run.exitCode ?? -1) \(run.errorOutput.suffix(200))"
+                let errors = run.errorOutput.suffix(200).replacingOccurrences(of: "\n", with: " ")
+                outcomes[begun] = hung ? "HANG (killed)" : run.signal.map { "SIGNAL \($0) \(errors)" } ?? "EXIT \(run.exitCode ?? -1) \(errors)"
             }
             start = begun + 1
         }

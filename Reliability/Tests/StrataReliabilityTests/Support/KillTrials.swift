@@ -16,6 +16,8 @@ struct KillTrial {
 
     struct Outcome {
         var killed: Bool
+        /// Killed while the migration was under way: the last commit it acknowledged was not the end state.
+        var midWork = false
         var problems: [String] = []
         var result: CheckResult?
         var acknowledged = 0
@@ -44,6 +46,7 @@ struct KillTrial {
         var outcome = Outcome(killed: first.signal == 9)
         let acks = acknowledgements(first)
         outcome.acknowledged = acks.count
+        outcome.midWork = outcome.killed && !migrationFinished(acks.last?.1 ?? "none", plan: plan)
         if first.signal == nil && first.exitCode != 0 {
             outcome.problems.append("the first child failed: \(first)")
             return outcome
@@ -92,6 +95,22 @@ struct KillTrial {
         }
         return outcome
     }
+}
+
+/// The model version a plan's migration ends at.
+func targetVersion(plan: String) -> String {
+    switch plan {
+    case "light": "v2"
+    case "custom": "c2"
+    case "script": "s2"
+    case "v1": "v1"
+    default: "v3"
+    }
+}
+
+/// Whether a store state (a signature) is the end of the plan's migration: the target version, no journal.
+func migrationFinished(_ signature: String, plan: String) -> Bool {
+    signature.contains("v=\(targetVersion(plan: plan)) ") && signature.contains(" m=0 ") && signature.contains(" j=- ")
 }
 
 /// Adds a set of kill outcomes to the figures and fails the test on any problem.
