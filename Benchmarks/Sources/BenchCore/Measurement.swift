@@ -10,13 +10,37 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
     case scan
     case get
     case lightweightMetadata = "lightweight-metadata"
+    /// The widening `views` Int32 → Int64: for Strata a projection (metadata only, issue 13); the peers rewrite.
     case lightweightRewrite = "lightweight-rewrite"
+    /// The same widening with every record rewritten during the step (Strata's `rewritesEveryRecord()`):
+    /// the rewrite path, against the same rewrites of the peers.
+    case forcedRewrite = "forced-rewrite"
+    /// Strata: the background sweep run to completion (`compactLayouts`) after the widening as a projection;
+    /// raw LMDB: its rewrite of every record, the limit the sweep is judged against.
+    case sweep
+    /// Strata: a scan of the widened model over records all in the old layout (projected as read), and
+    /// (reported beside it) the same scan after the sweep.
+    case scanOldLayout = "scan-old-layout"
+    /// Strata: app writes (inserts and updates in transactions of 1,000) while the sweep runs, and (beside
+    /// it) the same writes on the swept, idle store.
+    case writesDuringSweep = "writes-during-sweep"
     case customSplit = "custom-split"
 
     /// Whether the scenario reads a store that an earlier step built and leaves it unchanged.
     public var readsBaseStore: Bool { self == .open || self == .scan || self == .get }
-    /// Whether the scenario migrates a store built for it.
-    public var isMigration: Bool { self == .lightweightMetadata || self == .lightweightRewrite || self == .customSplit }
+    /// Whether the scenario works on a store built for it (a migration, or the work that follows one).
+    public var isMigration: Bool {
+        [.lightweightMetadata, .lightweightRewrite, .forcedRewrite, .sweep, .scanOldLayout, .writesDuringSweep, .customSplit].contains(self)
+    }
+
+    /// The scenario the peers (raw LMDB, SQLite, GRDB) run for this one: they have no projections, so every
+    /// widening is their rewrite.
+    public var peerEquivalent: Scenario {
+        switch self {
+        case .forcedRewrite, .sweep: .lightweightRewrite
+        default: self
+        }
+    }
 }
 
 /// The systems: Strata's dynamic and typed APIs, raw LMDB (the limit), SQLite and GRDB (the peers).
@@ -37,10 +61,12 @@ public enum System: String, CaseIterable, Codable, Sendable {
     /// serve scans).
     public func runs(_ scenario: Scenario) -> Bool {
         switch self {
-        case .strataTyped: [.insert, .scan, .get, .customSplit].contains(scenario)
+        case .strataTyped: [.insert, .scan, .get, .scanOldLayout, .customSplit].contains(scenario)
         case .strataCodable: [.insert, .scan, .get].contains(scenario)
-        case .strataViews: scenario == .scan
-        default: true
+        case .strataViews: scenario == .scan || scenario == .scanOldLayout
+        case .strata: true
+        case .lmdb: ![.scanOldLayout, .writesDuringSweep].contains(scenario)
+        case .sqlite, .grdb: ![.sweep, .scanOldLayout, .writesDuringSweep].contains(scenario)
         }
     }
 
@@ -84,6 +110,13 @@ public struct ChildTask: Codable, Sendable {
     }
 
     public var dataSet: DataSet { DataSet(seed: seed, count: records) }
+
+    /// The task a peer runs for this one (see ``Scenario/peerEquivalent``).
+    public var asPeer: ChildTask {
+        var task = self
+        task.scenario = scenario.peerEquivalent
+        return task
+    }
 }
 
 /// What a measured child reports about its work.

@@ -9,6 +9,7 @@ import GRDB
 /// connection checkpoints the WAL, so work left in it is paid for.
 public enum GRDBScenarios {
     public static func run(_ task: ChildTask) throws -> ChildReport? {
+        let task = task.asPeer
         switch (task.role, task.scenario) {
         case (.prepare, .insert):
             try FileManager.default.createDirectory(atPath: task.path, withIntermediateDirectories: true)
@@ -28,6 +29,8 @@ public enum GRDBScenarios {
         case (.measure, .get): return try measureGet(task)
         case (.measure, .lightweightMetadata), (.measure, .lightweightRewrite), (.measure, .customSplit):
             return try GRDBMigrations.measure(task)
+        case (.measure, .forcedRewrite), (.measure, .sweep), (.measure, .scanOldLayout), (.measure, .writesDuringSweep):
+            throw BenchFailure("\(task.scenario.rawValue) has no equivalent here")
         }
     }
 

@@ -16,6 +16,7 @@ public enum RawLMDB {
     static let mapSize = 1 << 40
 
     public static func run(_ task: ChildTask) throws -> ChildReport? {
+        let task = task.asPeer
         switch (task.role, task.scenario) {
         case (.prepare, .insert):
             return nil
@@ -33,6 +34,8 @@ public enum RawLMDB {
         case (.measure, .lightweightMetadata): return try measureMetadata(task)
         case (.measure, .lightweightRewrite): return try measureRewrite(task)
         case (.measure, .customSplit): return try measureSplit(task)
+        case (.measure, .forcedRewrite), (.measure, .sweep), (.measure, .scanOldLayout), (.measure, .writesDuringSweep):
+            throw BenchFailure("\(task.scenario.rawValue) has no equivalent here")
         }
     }
 

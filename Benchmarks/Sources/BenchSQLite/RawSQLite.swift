@@ -10,6 +10,7 @@ import StrataBenchSQLite
 /// `sqlite3_close`: closing the last connection checkpoints the WAL, so work left in it is paid for.
 public enum RawSQLite {
     public static func run(_ task: ChildTask) throws -> ChildReport? {
+        let task = task.asPeer
         switch (task.role, task.scenario) {
         case (.prepare, .insert):
             try FileManager.default.createDirectory(atPath: task.path, withIntermediateDirectories: true)
@@ -31,6 +32,8 @@ public enum RawSQLite {
         case (.measure, .lightweightMetadata): return try measureMetadata(task)
         case (.measure, .lightweightRewrite): return try measureRebuild(task)
         case (.measure, .customSplit): return try measureSplit(task)
+        case (.measure, .forcedRewrite), (.measure, .sweep), (.measure, .scanOldLayout), (.measure, .writesDuringSweep):
+            throw BenchFailure("\(task.scenario.rawValue) has no equivalent here")
         }
     }
 

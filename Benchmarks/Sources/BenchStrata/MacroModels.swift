@@ -18,6 +18,21 @@ public enum MacroPosts {
         }
     }
 
+    /// `views` widened to Int64 (``PostModel/widened()``): read over records still in v1's layout, the
+    /// projection widens each value as it is decoded.
+    public enum Widened: SchemaVersion {
+        public static let versionIdentifier = "v2-rewrite"
+        public static let models: [any EntityModel.Type] = [Post.self]
+
+        @Entity public struct Post {
+            public var postID: UUID
+            public var date: Date
+            public var color: String
+            public var content: String
+            public var views: Int64
+        }
+    }
+
     public enum Split: SchemaVersion {
         public static let versionIdentifier = "v2-split"
         public static let models: [any EntityModel.Type] = [Post.self, Section.self]

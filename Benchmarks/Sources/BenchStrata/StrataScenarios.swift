@@ -111,6 +111,10 @@ public enum StrataScenarios {
         switch (task.role, task.scenario) {
         case (.prepare, .insert):
             return nil
+        case (.prepare, .sweep), (.prepare, .scanOldLayout), (.prepare, .writesDuringSweep):
+            try load(task, url: url, system: .strata)
+            try ZeroDowntimeScenarios.widenAsProjection(task, url: url)
+            return nil
         case (.prepare, _):
             try load(task, url: url, system: task.system)
             return nil
@@ -124,8 +128,11 @@ public enum StrataScenarios {
         case (.measure, .open): return try measureOpen(task, url: url)
         case (.measure, .scan): return try measureScan(task, url: url)
         case (.measure, .get): return try measureGet(task, url: url)
-        case (.measure, .lightweightMetadata), (.measure, .lightweightRewrite), (.measure, .customSplit):
+        case (.measure, .lightweightMetadata), (.measure, .lightweightRewrite), (.measure, .forcedRewrite), (.measure, .customSplit):
             return try measureMigration(task, url: url)
+        case (.measure, .sweep): return try ZeroDowntimeScenarios.measureSweep(task, url: url)
+        case (.measure, .scanOldLayout): return try ZeroDowntimeScenarios.measureScanOldLayout(task, url: url)
+        case (.measure, .writesDuringSweep): return try ZeroDowntimeScenarios.measureWritesDuringSweep(task, url: url)
         }
     }
 
@@ -312,7 +319,7 @@ public enum StrataScenarios {
         var stages: [MigrationStage] = []
         switch task.scenario {
         case .lightweightMetadata: target = try PostModel.renamed()
-        case .lightweightRewrite: target = try PostModel.widened()
+        case .lightweightRewrite, .forcedRewrite: target = try PostModel.widened()
         default:
             target = try PostModel.split()
             stages = [task.system == .strataTyped ? MacroPosts.splitStage() : PostModel.splitStage()]
@@ -320,12 +327,15 @@ public enum StrataScenarios {
         let plan = try MigrationPlan(schemas: [try PostModel.v1(), target], stages: stages)
         var options = MigrationOptions()
         options.batchSize = task.batchSize
+        if task.scenario == .forcedRewrite { options.rewritesEveryRecord() }
         let label = "\(task.system.rawValue) \(task.scenario.rawValue)"
         let records = task.records
         let reported = ReportedPhases()
         options.progress = { p in reported.report(label, p, records: records) }
         var configuration = StoreConfiguration(migration: options)
         configuration.createIfMissing = false
+        // The migration alone: the background sweep that follows a projection is measured by its own rows.
+        configuration.backgroundMaintenance = false
         let report = try measured(path: task.path) {
             let start = Clock.now()
             let store = try Store.open(at: url, schema: target, plan: plan, configuration: configuration)
@@ -387,7 +397,7 @@ public enum StrataScenarios {
                     guard o["hexColor"] == .string(r.color), o["softDelete"] == .bool(false), o["content"] == .string(r.content) else {
                         throw BenchFailure("post \(i) was not migrated")
                     }
-                case .lightweightRewrite:
+                case .lightweightRewrite, .forcedRewrite:
                     guard o["views"] == .int64(Int64(r.views)), o["content"] == .string(r.content) else {
                         throw BenchFailure("post \(i) was not widened")
                     }

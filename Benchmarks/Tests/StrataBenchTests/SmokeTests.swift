@@ -54,7 +54,7 @@ import Testing
         #expect(!(machine["sqlite"] as? String ?? "").isEmpty)
         let results = try #require(root["results"] as? [[String: Any]])
 
-        let scenarios = ["insert", "open", "scan", "get", "lightweight-metadata", "lightweight-rewrite", "custom-split"]
+        let scenarios = ["insert", "open", "scan", "get", "lightweight-metadata", "lightweight-rewrite", "forced-rewrite", "custom-split"]
         var expected: Set<String> = []
         for s in scenarios {
             for system in ["strata", "lmdb", "sqlite", "grdb"] { expected.insert("\(s)/\(system)") }
@@ -62,6 +62,9 @@ import Testing
         for s in ["insert", "scan", "get"] { expected.insert("\(s)/strata-typed"); expected.insert("\(s)/strata-codable") }
         expected.insert("custom-split/strata-typed")
         expected.insert("scan/strata-views")
+        // Issue 13's rows: the sweep beside raw LMDB's rewrite; old-layout scans and writes during the sweep, Strata's only.
+        for key in ["sweep/strata", "sweep/lmdb", "scan-old-layout/strata", "scan-old-layout/strata-typed", "scan-old-layout/strata-views",
+                    "writes-during-sweep/strata"] { expected.insert(key) }
         var seen: Set<String> = []
         for r in results {
             let scenario = try #require(r["scenario"] as? String)
@@ -84,7 +87,16 @@ import Testing
             let low = (r["seconds_min"] as? NSNumber)?.doubleValue ?? .infinity
             let high = (r["seconds_max"] as? NSNumber)?.doubleValue ?? -1
             #expect(low <= seconds && seconds <= high, "\(key): median \(seconds) outside \(low)–\(high)")
-            if system.hasPrefix("strata") {
+            let extra = r["extra"] as? [String: Any] ?? [:]
+            if scenario == "scan-old-layout" {
+                #expect(((extra["swept_seconds"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): swept_seconds")
+            }
+            if scenario == "writes-during-sweep" {
+                #expect(((extra["idle_seconds"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): idle_seconds")
+            }
+            if scenario == "sweep" && system == "strata" {
+                #expect(((r["ratio_to_lmdb"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_lmdb")
+            } else if system.hasPrefix("strata") && !["scan-old-layout", "writes-during-sweep"].contains(scenario) {
                 #expect(((r["ratio_to_lmdb"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_lmdb")
                 #expect(((r["ratio_to_sqlite"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_sqlite")
                 #expect(((r["ratio_to_grdb"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_grdb")
