@@ -38,7 +38,7 @@ enum LayoutSweep {
             }
             var batch = Batch()
             if let binding = nextEntity(model, catalog, m) {
-                try sweep(binding, model: model, txn: txn, record: &m, limit: limit, seconds: seconds, batch: &batch)
+                try sweep(binding, model: model, catalog: catalog, txn: txn, record: &m, limit: limit, seconds: seconds, batch: &batch)
             } else {
                 m.cursor = nil
                 try drainGarbage(catalog, txn: txn, limit: limit * 10, batch: &batch)
@@ -61,30 +61,36 @@ enum LayoutSweep {
         return model.entities.first(where: needsWork)
     }
 
-    private static func sweep(_ binding: EntityBinding, model: BoundModel, txn: Transaction, record m: inout MaintenanceRecord,
-                              limit: Int, seconds: Double, batch: inout Batch) throws {
+    private static func sweep(_ binding: EntityBinding, model: BoundModel, catalog: Catalog, txn: Transaction,
+                              record m: inout MaintenanceRecord, limit: Int, seconds: Double, batch: inout Batch) throws {
         batch.entity = binding.name
         let building = binding.indexes.filter { m.buildingIndexes.contains($0.tag) }
+        guard let entry = catalog.entity(tag: binding.tag) else {
+            throw StoreError.corrupted(path: txn.environment.path, reason: .metadata("the catalog has no entity \(binding.name)"))
+        }
+        // Records of older layouts are rewritten byte by byte, as their projection reads them.
+        var transcoder: RecordTranscoder? = nil
+        if entry.layouts.count > 1 {
+            do {
+                transcoder = try RecordTranscoder(compacting: entry)
+            } catch let failure as DecodeFailure {
+                throw StoreError.corrupted(path: txn.environment.path, reason: .metadata("the layouts of \(binding.name): \(failure.reason)"))
+            }
+        }
         let start = m.cursor?.entity == binding.tag ? m.cursor?.lastID : nil
         let cursor = try txn.cursor(binding.dbi)
-        var entry = try start.map { s in try ObjectKey.with(s &+ 1) { try cursor.seek($0) } } ?? cursor.first()
+        var entry_ = try start.map { s in try ObjectKey.with(s &+ 1) { try cursor.seek($0) } } ?? cursor.first()
         let began = DispatchTime.now().uptimeNanoseconds
         let budget = UInt64(max(0, seconds) * 1e9)
-        var rewrites: [(UInt64, [UInt8])] = []
         var writer = BinaryWriter(capacity: 512)
         var last = start
-        while let e = entry, batch.visited < max(1, limit) {
+        let current = binding.current.layout.id
+        while let e = entry_, batch.visited < max(1, limit) {
             if batch.visited & 63 == 63, DispatchTime.now().uptimeNanoseconds - began > budget { break }
             let id = try ObjectKey.decode(e.key)
             let layout = RecordCodec.layoutID(of: e.value)
-            let old = layout != binding.current.layout.id
-            if old || !building.isEmpty {
+            if !building.isEmpty {
                 let values = try binding.decodeValues(e.value, id: id)
-                if old {
-                    try binding.encode(values, id: id, into: &writer)
-                    rewrites.append((id, writer.bytes))
-                    if let layout { m.removeOne(entity: binding.tag, layout: layout) }
-                }
                 for index in building where !values[index.attribute].isNull {
                     try IndexKey.encode(values[index.attribute]).withUnsafeBytes { k in
                         try ObjectKey.with(id) { v in _ = try txn.put(index.dbi, key: k, value: v, flags: LMDBFlags.noDupData) }
@@ -92,16 +98,20 @@ enum LayoutSweep {
                     batch.indexed += 1
                 }
             }
+            if layout != current {
+                try rewrite(e.value, id: id, layout: layout, of: binding, with: &transcoder, into: &writer)
+                // Replaced in place: the cursor stays on the record (the record's old bytes are not read again).
+                try ObjectKey.with(id) { key in
+                    try writer.bytes.withUnsafeBytes { _ = try cursor.put(key: key, value: $0, flags: LMDBFlags.current) }
+                }
+                if let layout { m.removeOne(entity: binding.tag, layout: layout) }
+                batch.rewritten += 1
+            }
             batch.visited += 1
             last = id
-            entry = try cursor.next()
+            entry_ = try cursor.next()
         }
-        // Rewritten after the walk: a put under a moving cursor could move it.
-        for (id, bytes) in rewrites {
-            try ObjectKey.with(id) { key in try bytes.withUnsafeBytes { _ = try txn.put(binding.dbi, key: key, value: $0) } }
-        }
-        batch.rewritten = rewrites.count
-        if entry == nil {
+        if entry_ == nil {
             // The whole entity is in its current layout, and its indexes are complete.
             m.oldLayoutCounts[binding.tag] = nil
             for index in building { m.buildingIndexes.remove(index.tag) }
@@ -109,6 +119,23 @@ enum LayoutSweep {
             try forgetOldLayouts(of: binding, model: model, txn: txn)
         } else if let last {
             m.cursor = (binding.tag, last)
+        }
+    }
+
+    /// Transcodes one record of an older layout into `writer`; a record the catalog's layouts cannot read is a
+    /// typed ``StoreError/Code-swift.struct/corruptedRecord``.
+    private static func rewrite(_ bytes: UnsafeRawBufferPointer, id: UInt64, layout: UInt32?, of binding: EntityBinding,
+                                with transcoder: inout RecordTranscoder?, into writer: inout BinaryWriter) throws {
+        // Moved out and back, so that the transcoder's buffers are never copied.
+        guard var t = transcoder.take() else {
+            throw StoreError.corruptedRecord(entity: binding.name, id: ObjectID(rawValue: id),
+                                             reason: "layout \(layout.map(String.init) ?? "?") is not in the catalog")
+        }
+        defer { transcoder = t }
+        do {
+            try t.transcode(bytes, id: id, sourceTag: binding.tag, into: &writer)
+        } catch {
+            throw StoreError.corruptedRecord(entity: binding.name, id: ObjectID(rawValue: id), reason: error.reason)
         }
     }
 

@@ -109,6 +109,19 @@ struct RecordTranscoder {
                                steps: steps, pool: pool, conversions: conversions)
     }
 
+    /// Rewrites records of an entity's older layouts into its current layout, each attribute taken as the
+    /// older layout's projection gives it (the maintenance sweep).
+    init(compacting entry: Catalog.EntityEntry) throws {
+        guard let current = entry.layout(entry.currentLayout) else { throw DecodeFailure("no current layout for \(entry.name)") }
+        var destination = entry
+        destination.layouts = [Catalog.LayoutEntry(layout: current.layout, sources: entry.attributes.indices.map { .field($0) })]
+        let plan = EntityMappingPlan(
+            destinationName: entry.name, sourceName: entry.name,
+            attributes: entry.attributes.map { AttributeMappingPlan(name: $0, origin: .source($0), conversion: nil, nullReplacement: nil) },
+            droppedAttributes: [], relationships: [], droppedRelationships: [], indexesAdded: [], indexesDropped: [], uniquenessAdded: [])
+        try self.init(source: entry, destination: destination, plan: plan)
+    }
+
     /// Rewrites one record (`id`) into `w`, sealed for the destination entity.
     mutating func transcode(_ bytes: UnsafeRawBufferPointer, id: UInt64, sourceTag: UInt32, into w: inout BinaryWriter) throws(DecodeFailure) {
         var (layoutID, r) = try RecordCodec.open(bytes, entityTag: sourceTag, id: id)
