@@ -31,7 +31,7 @@ struct ImportCommand: ParsableCommand {
     @Argument(help: "The store directory (it must exist: see `strata create`).") var store: String
     @Argument(help: ArgumentHelp("The JSON Lines file; standard input when omitted or \"-\".", valueName: "file")) var file: String?
     @Option(help: "Import only objects of this entity; lines without \"entity\" are objects of it.") var entity: String?
-    @Option(help: "Lines per transaction.") var batchSize: Int = 1000
+    @Option(help: "Lines per transaction.") var batchSize: Int = 10_000
 
     func validate() throws {
         if batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
@@ -54,6 +54,8 @@ struct ImportCommand: ParsableCommand {
             throw CLIFailure("the store's model has no entity named \(entity); it has \(schema.entities.map(\.name).joined(separator: ", "))")
         }
         let reader = try LineReader(path: file)
+        let parser = ObjectLineParser(schema: schema, only: entity)
+        let entityNames = schema.entities.map(\.name)
         let spill = try SpillFile()
         let display = ProgressDisplay()
         let start = now()
@@ -66,7 +68,7 @@ struct ImportCommand: ParsableCommand {
         var batch: [(line: Int, object: ObjectLine.Parsed)] = []
         var committedObjects = 0
         var committedLines = 0
-        var perEntity: [String: Int] = [:]
+        var perEntityCount = [Int](repeating: 0, count: schema.entities.count)
         var skippedLines = 0
         var linkRecords = 0
         var failure: Failure? = nil
@@ -86,14 +88,20 @@ struct ImportCommand: ParsableCommand {
                     for item in batch {
                         do {
                             let object = item.object
+                            let name = entityNames[object.entityIndex]
                             if let id = object.id {
-                                for e in schema.entities where try context.object(id, of: e.name) != nil {
-                                    throw LineProblem("ID \(id.rawValue) is already used by a \(e.name) object")
+                                do {
+                                    try context.insert(name, id: id, orderedValues: object.values)
+                                } catch {
+                                    // An ID in use is reported as such, before any other problem of the line.
+                                    for e in entityNames where try context.object(id, of: e) != nil {
+                                        throw LineProblem("ID \(id.rawValue) is already used by a \(e) object")
+                                    }
+                                    throw error
                                 }
-                                try context.insert(object.entity.name, id: id, object.values)
                                 assigned.append(id)
                             } else {
-                                assigned.append(try context.insert(object.entity.name, object.values).id)
+                                assigned.append(try context.insert(name, orderedValues: object.values))
                             }
                         } catch {
                             failing = Failure(line: item.line, reason: Self.reason(error))
@@ -106,13 +114,12 @@ struct ImportCommand: ParsableCommand {
             }
             committedObjects += batch.count
             committedLines = lastLine
-            for item in batch { perEntity[item.object.entity.name, default: 0] += 1 }
+            for item in batch { perEntityCount[item.object.entityIndex] += 1 }
             // The links wait for the second pass, once every object exists.
             do {
                 for (item, id) in zip(batch, assigned) {
-                    let entityIndex = schema.entities.firstIndex { $0.name == item.object.entity.name } ?? 0
                     for link in item.object.links {
-                        try spill.write("\(item.line) \(entityIndex) \(id.rawValue) \(link.relationship) " + link.targets.map(String.init).joined(separator: " "))
+                        try spill.write("\(item.line) \(item.object.entityIndex) \(id.rawValue) \(link.relationship) " + link.targets.map(String.init).joined(separator: " "))
                         linkRecords += 1
                     }
                 }
@@ -125,22 +132,28 @@ struct ImportCommand: ParsableCommand {
         }
 
         while failure == nil {
-            let line: Data?
-            do { line = try reader.next() } catch {
+            let line: UnsafeRawBufferPointer?
+            do { line = try reader.nextBytes() } catch {
                 failure = Failure(line: reader.lineNumber + 1, reason: Self.reason(error))
                 break
             }
             guard let line else { break }
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
-            do {
-                if let object = try ObjectLine.parse(line, schema: schema, only: entity) {
-                    batch.append((reader.lineNumber, object))
-                } else {
-                    skippedLines += 1
+            // The fast parser reads the common lines; the others (and every bad line) take the general path,
+            // whose answer and message are the line's.
+            if case .object(let object) = parser.parse(line) {
+                batch.append((reader.lineNumber, object))
+            } else {
+                do {
+                    if let object = try ObjectLine.parse(Data(line), schema: schema, only: entity) {
+                        batch.append((reader.lineNumber, object))
+                    } else {
+                        skippedLines += 1
+                    }
+                } catch {
+                    failure = Failure(line: reader.lineNumber, reason: error.reason)
+                    break
                 }
-            } catch {
-                failure = Failure(line: reader.lineNumber, reason: error.reason)
-                break
             }
             if batch.count >= batchSize {
                 failure = commitBatch(through: reader.lineNumber)
@@ -157,6 +170,8 @@ struct ImportCommand: ParsableCommand {
                                     lenientEverywhere: failure != nil || interrupted, display: display)
         display.finish()
 
+        var perEntity: [String: Int] = [:]
+        for (i, n) in perEntityCount.enumerated() where n > 0 { perEntity[entityNames[i], default: 0] += n }
         let objectsText = Format.plural(committedObjects, "object")
             + (perEntity.isEmpty ? "" : " (" + perEntity.sorted { $0.key < $1.key }.map { "\($0.key) \(Format.count($0.value))" }.joined(separator: ", ") + ")")
         if skippedLines > 0, let entity {
