@@ -30,6 +30,15 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
         /// How each destination entity is produced: `"metadata"` (same records, new metadata), `"rewritten"`
         /// (every record rewritten), or `"created"` (by a custom stage's policies, or a new entity).
         public var entityHandling: [String: String]
+        /// The bytes the step is estimated to write: rewritten records, created objects, association and
+        /// index entries, links, and the metadata of the switch (see ``MigrationExplanation/calibration``).
+        /// Zero for a step that cannot be inferred.
+        public var bytesToWrite: Int = 0
+        /// The step's estimated duration in seconds, from the records it goes over and the per-record costs
+        /// measured on this store (``MigrationExplanation/calibration``): a few milliseconds for a step that
+        /// changes metadata only. A custom stage's own code (its policies' work beyond building and linking
+        /// objects, its scripts) is not known before it runs. Zero for a step that cannot be inferred.
+        public var estimatedSeconds: Double = 0
     }
 
     /// How many objects an entity has at a step's start: counted in the store, or estimated for entities a
@@ -57,6 +66,14 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
     public var storeVersion: String
     public var isUpToDate: Bool
     public var steps: [Step]
+    /// The per-record costs the estimates come from, measured on the store as it was explained (nil when
+    /// there is nothing to migrate).
+    public var calibration: MigrationCalibration? = nil
+
+    /// The estimated duration of the whole migration, in seconds.
+    public var estimatedSeconds: Double { steps.reduce(0) { $0 + $1.estimatedSeconds } }
+    /// The estimated bytes the whole migration writes.
+    public var bytesToWrite: Int { steps.reduce(0) { $0 + $1.bytesToWrite } }
 
     public var description: String {
         if isUpToDate { return "The store is at \(storeVersion), the app's version: nothing to migrate." }
@@ -97,8 +114,34 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
                 }
             }
             lines.append("  Tasks: " + step.tasks.joined(separator: ", "))
+            lines.append("  Estimate: writes about \(Self.bytesText(step.bytesToWrite)), takes about \(Self.secondsText(step.estimatedSeconds))"
+                         + (step.isCustom ? " plus the stage's own code" : ""))
+        }
+        if let c = calibration, c.sampledRecords > 0 {
+            lines.append("")
+            lines.append("Estimates are calibrated on \(c.sampledRecords) records of this store: per record, read \(Self.secondsText(c.readSecondsPerRecord)), decode \(Self.secondsText(c.decodeSecondsPerRecord)), encode \(Self.secondsText(c.encodeSecondsPerRecord)), write \(Self.secondsText(c.writeSecondsPerRecord)); a durable commit \(Self.secondsText(c.commitSeconds)).")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// `1.2 MB`-style text (decimal units).
+    static func bytesText(_ bytes: Int) -> String {
+        let units = ["bytes", "kB", "MB", "GB", "TB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1000 && unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) bytes" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    /// `1.2 s`, `35 ms`, `0.8 µs`-style text.
+    static func secondsText(_ seconds: Double) -> String {
+        if seconds >= 1 { return String(format: "%.1f s", seconds) }
+        if seconds >= 1e-3 { return String(format: "%.0f ms", seconds * 1e3) }
+        if seconds >= 1e-6 { return String(format: "%.1f µs", seconds * 1e6) }
+        return String(format: "%.0f ns", seconds * 1e9)
     }
 }
 
@@ -137,6 +180,8 @@ extension Store {
         guard case .migrate(let targets) = decision else {
             return MigrationExplanation(storeVersion: header.identity.versionIdentifier, isUpToDate: true, steps: [])
         }
+        let calibration = try MigrationCalibration.measure(environment: environment, header: header, schema: recorded)
+        let batchSize = configuration.migration.batchSize
         var steps: [MigrationExplanation.Step] = []
         var source = recorded
         var catalog = header.catalog
@@ -152,6 +197,8 @@ extension Store {
                 let stepPlan = try StepPlanner.plan(source: source, sourceCatalog: catalog, destination: target, mapping: mapping, stage: stage)
                 var touched = 0
                 var lowerBound = false
+                let after = nextCounts(counts, mapping: mapping, kinds: stepPlan.kinds, stage: stage, step: source.versionIdentifier + " → " + target.versionIdentifier)
+                var estimate = MigrationCostModel.Estimate()
                 for task in stepPlan.tasks {
                     let entity: String?
                     switch task {
@@ -171,6 +218,18 @@ extension Store {
                             lowerBound = true
                         }
                     }
+                    // Destination entities a stage creates are counted as the step will leave them.
+                    var records = entity.flatMap { counts[$0]?.value } ?? 0
+                    var destinations = 1
+                    switch task {
+                    case .checkRequired(let e), .buildIndex(let e, _):
+                        if counts[entity ?? e] == nil { records = after[e]?.value ?? 0 }
+                    case .instances(let p, let m):
+                        destinations = stage.map { $0.passes[p][m].destinationEntities.count } ?? 1
+                    default: break
+                    }
+                    estimate += MigrationCostModel.estimate(task, records: records, recordBytes: calibration.recordBytes(entity),
+                                                            destinations: destinations, calibration: calibration, batchSize: batchSize)
                 }
                 steps.append(MigrationExplanation.Step(
                     source: source.versionIdentifier, destination: target.versionIdentifier, isCustom: isCustom,
@@ -183,8 +242,9 @@ extension Store {
                         case .rewritten: "rewritten"
                         case .built: "created"
                         }
-                    }))
-                counts = nextCounts(counts, mapping: mapping, kinds: stepPlan.kinds, stage: stage, step: source.versionIdentifier + " → " + target.versionIdentifier)
+                    },
+                    bytesToWrite: Int(estimate.bytes.rounded()), estimatedSeconds: estimate.seconds))
+                counts = after
                 catalog = stepPlan.destinationCatalog
             } catch let error as MigrationError {
                 var diagnostics: [MigrationDiagnostic] = []
@@ -198,7 +258,8 @@ extension Store {
             }
             source = target
         }
-        return MigrationExplanation(storeVersion: header.identity.versionIdentifier, isUpToDate: false, steps: steps)
+        return MigrationExplanation(storeVersion: header.identity.versionIdentifier, isUpToDate: false, steps: steps,
+                                    calibration: calibration)
     }
 
     /// The object counts after a step: carried over for entities that keep their objects, zero for new

@@ -1,0 +1,197 @@
+import CStrataLMDB
+import Foundation
+
+/// What one record costs on this machine, measured on a store's own records just before a migration is
+/// explained: the figures ``MigrationExplanation/Step/estimatedSeconds`` is computed from.
+///
+/// Reading, decoding and encoding are timed on a sample of each entity's first records (in a read
+/// transaction of the store: nothing is written to it). Writing is timed in a scratch LMDB environment in
+/// the temporary directory, removed afterwards: the same sample records appended in one write transaction
+/// and committed durably, as a migration's batch is, then one commit of a single record (the fixed cost of
+/// a durable commit). So the store's files stay byte for byte as they were.
+public struct MigrationCalibration: Sendable, Hashable {
+    /// Records sampled (over every entity that has records).
+    public var sampledRecords: Int
+    /// Locating a record and verifying its checksum (what a rewrite or a check reads), per record.
+    public var readSecondsPerRecord: Double
+    /// Decoding a record into values (what a custom stage or an index build reads), per record.
+    public var decodeSecondsPerRecord: Double
+    /// Encoding values into a record, per record.
+    public var encodeSecondsPerRecord: Double
+    /// Putting a record into a database inside a write transaction, per record.
+    public var writeSecondsPerRecord: Double
+    /// A durable commit's cost per byte written.
+    public var commitSecondsPerByte: Double
+    /// A durable commit's fixed cost (the sync).
+    public var commitSeconds: Double
+    /// The average record size of each sampled entity (source names), in bytes.
+    public var averageRecordBytes: [String: Double]
+
+    /// The average record size of `entity`, or of every sampled record when it was not sampled.
+    func recordBytes(_ entity: String?) -> Double {
+        if let entity, let b = averageRecordBytes[entity] { return b }
+        let all = averageRecordBytes.values
+        return all.isEmpty ? 64 : all.reduce(0, +) / Double(all.count)
+    }
+
+    /// Figures used when nothing could be sampled (an empty store): only the commit costs matter then.
+    static let unmeasured = MigrationCalibration(
+        sampledRecords: 0, readSecondsPerRecord: 0, decodeSecondsPerRecord: 0, encodeSecondsPerRecord: 0,
+        writeSecondsPerRecord: 0, commitSecondsPerByte: 0, commitSeconds: 0.002, averageRecordBytes: [:])
+
+    /// The most records sampled per entity, and in all.
+    static let samplePerEntity = 4_000
+    static let sampleTotal = 10_000
+
+    /// Measures the costs on the store of `environment` (read only) and in a scratch environment.
+    static func measure(environment: Environment, header: StoreHeader, schema: Schema) throws -> MigrationCalibration {
+        var samples: [[UInt8]] = []
+        var averageBytes: [String: Double] = [:]
+        var readSeconds = 0.0, decodeSeconds = 0.0, encodeSeconds = 0.0
+        try environment.read { txn in
+            let model = try header.bind(schema, in: txn)
+            for binding in model.entities {
+                guard samples.count < sampleTotal else { break }
+                let limit = min(samplePerEntity, sampleTotal - samples.count)
+                // The records, copied once (the timings below read them where LMDB keeps them).
+                var ids: [UInt64] = []
+                var bytes = 0
+                let cursor = try txn.cursor(binding.dbi)
+                var entry = try cursor.first()
+                while let e = entry, ids.count < limit {
+                    let id = try ObjectKey.decode(e.key)
+                    ids.append(id)
+                    bytes += e.value.count
+                    samples.append(Array(e.value))
+                    entry = try cursor.next()
+                }
+                guard !ids.isEmpty else { continue }
+                averageBytes[binding.name] = Double(bytes) / Double(ids.count)
+                // Each pass twice, the faster kept: the first may fault pages in.
+                let view = ObjectView(binding: binding)
+                var values: [Value] = []
+                var writer = BinaryWriter(capacity: 512)
+                var best = (Double.infinity, Double.infinity, Double.infinity)
+                for _ in 0..<2 {
+                    let c = try txn.cursor(binding.dbi)
+                    var t = Clock.now()
+                    var e = try c.first()
+                    var n = 0
+                    while let entry = e, n < ids.count {
+                        try view.show(entry.value, id: ids[n])
+                        n += 1
+                        e = try c.next()
+                    }
+                    let read = Clock.now() - t
+                    t = Clock.now()
+                    e = try c.first()
+                    n = 0
+                    while let entry = e, n < ids.count {
+                        try binding.decodeValues(entry.value, id: ids[n], into: &values)
+                        n += 1
+                        e = try c.next()
+                    }
+                    let decode = Clock.now() - t
+                    // Encoding the last record's values again and again: records of one entity are alike.
+                    t = Clock.now()
+                    for k in 0..<ids.count {
+                        writer.reset()
+                        try binding.encode(values, id: ids[k], into: &writer)
+                    }
+                    let encode = Clock.now() - t
+                    best = (min(best.0, read), min(best.1, decode), min(best.2, encode))
+                }
+                view.invalidate()
+                readSeconds += best.0
+                decodeSeconds += best.1
+                encodeSeconds += best.2
+            }
+        }
+        guard !samples.isEmpty else {
+            var c = unmeasured
+            c.commitSeconds = measureWrites(samples: [[UInt8](repeating: 0, count: 64)])?.commit ?? unmeasured.commitSeconds
+            return c
+        }
+        let n = Double(samples.count)
+        // Where no scratch environment can be written, writes count as free and commits as 2 ms each.
+        let writes = measureWrites(samples: samples) ?? (put: 0, commitPerByte: 0, commit: unmeasured.commitSeconds)
+        return MigrationCalibration(
+            sampledRecords: samples.count,
+            readSecondsPerRecord: readSeconds / n,
+            decodeSecondsPerRecord: max(decodeSeconds / n, readSeconds / n),
+            encodeSecondsPerRecord: encodeSeconds / n,
+            writeSecondsPerRecord: writes.put / n,
+            commitSecondsPerByte: writes.commitPerByte,
+            commitSeconds: writes.commit,
+            averageRecordBytes: averageBytes)
+    }
+
+    /// Times appending `samples` in one durable transaction of a scratch environment, and a commit of one
+    /// record. Returns the puts' total time, the commit's cost per byte beyond the fixed cost, and the fixed
+    /// cost; nil when the scratch environment cannot be written.
+    static func measureWrites(samples: [[UInt8]]) -> (put: Double, commitPerByte: Double, commit: Double)? {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("strata-calibration-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        guard (try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)) != nil else { return nil }
+        defer { try? FileManager.default.removeItem(at: directory) }
+        return try? measureWrites(samples: samples, in: directory)
+    }
+
+    private static func measureWrites(samples: [[UInt8]], in directory: URL) throws -> (put: Double, commitPerByte: Double, commit: Double) {
+        var env: OpaquePointer?
+        guard mdb_env_create(&env) == 0, let env else { throw StoreError.permissionDenied(path: directory.path) }
+        defer { mdb_env_close(env) }
+        let bytes = samples.reduce(0) { $0 + $1.count + 16 }
+        mdb_env_set_mapsize(env, max(64 << 20, bytes * 4))
+        mdb_env_set_maxdbs(env, 2)
+        guard mdb_env_open(env, directory.path, LMDBFlags.noTLS, 0o644) == 0 else {
+            throw StoreError.permissionDenied(path: directory.path)
+        }
+        func transaction(_ records: ArraySlice<[UInt8]>, firstKey: UInt64) throws -> (put: Double, commit: Double) {
+            var txn: OpaquePointer?
+            guard mdb_txn_begin(env, nil, 0, &txn) == 0, let txn else { throw StoreError.permissionDenied(path: directory.path) }
+            var dbi: MDB_dbi = 0
+            guard mdb_dbi_open(txn, "sample", UInt32(MDB_CREATE), &dbi) == 0 else {
+                mdb_txn_abort(txn)
+                throw StoreError.permissionDenied(path: directory.path)
+            }
+            let start = Clock.now()
+            var key = firstKey
+            for record in records {
+                var be = key.bigEndian
+                let rc = withUnsafeMutableBytes(of: &be) { k in
+                    record.withUnsafeBytes { v in
+                        var mk = MDB_val(mv_size: k.count, mv_data: k.baseAddress)
+                        var mv = MDB_val(mv_size: v.count, mv_data: UnsafeMutableRawPointer(mutating: v.baseAddress))
+                        return mdb_put(txn, dbi, &mk, &mv, UInt32(MDB_APPEND))
+                    }
+                }
+                guard rc == 0 else {
+                    mdb_txn_abort(txn)
+                    throw StoreError.permissionDenied(path: directory.path)
+                }
+                key += 1
+            }
+            let put = Clock.now() - start
+            let committing = Clock.now()
+            guard mdb_txn_commit(txn) == 0 else { throw StoreError.permissionDenied(path: directory.path) }
+            return (put, Clock.now() - committing)
+        }
+        let big = try transaction(samples[...], firstKey: 1)
+        var fixed = Double.infinity
+        for k in 0..<3 {
+            fixed = min(fixed, try transaction(samples.prefix(1), firstKey: UInt64(samples.count + 1 + k)).commit)
+        }
+        let perByte = max(0, big.commit - fixed) / Double(max(1, bytes))
+        return (big.put, perByte, fixed)
+    }
+}
+
+/// A monotonic clock in seconds.
+private enum Clock {
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}
