@@ -14,6 +14,9 @@ struct ExportLineWriter {
     }
 
     private let entity: Entity
+    private let attributeNames: [String]
+    private let relationshipNames: [String]
+    private let relationshipToMany: [Bool]
     /// `{"entity":"Post","id":`
     private let prefix: [UInt8]
     /// `"name":` for each attribute, with a leading comma after the first.
@@ -23,6 +26,9 @@ struct ExportLineWriter {
 
     init(entity: Entity) {
         self.entity = entity
+        attributeNames = entity.attributes.map(\.name)
+        relationshipNames = entity.relationships.map(\.name)
+        relationshipToMany = entity.relationships.map(\.isToMany)
         var prefix = Array("{\"entity\":".utf8)
         JSONText.writeString(entity.name, into: &prefix)
         prefix.append(contentsOf: ",\"id\":".utf8)
@@ -48,30 +54,36 @@ struct ExportLineWriter {
         }
     }
 
+    private static let null = Array("null".utf8)
+    private static let attributesKey = Array(",\"attributes\":{".utf8)
+    private static let relationshipsKey = Array("},\"relationships\":{".utf8)
+    private static let end = Array("}}\n".utf8)
+
     /// Appends the line of the object `view` shows.
     func write(_ view: ObjectView, context: ReadContext, into out: inout [UInt8]) throws {
         out.append(contentsOf: prefix)
         Self.writeInteger(view.id.rawValue, into: &out)
-        out.append(contentsOf: ",\"attributes\":{".utf8)
-        for (i, attribute) in entity.attributes.enumerated() {
+        out.append(contentsOf: Self.attributesKey)
+        for i in attributeNames.indices {
+            let name = attributeNames[i]
             out.append(contentsOf: attributeKeys[i])
             switch kinds[i] {
             case .string:
-                let written = try view.withBytes(of: attribute.name) { bytes -> Bool in
+                let written = try view.withBytes(of: name) { bytes -> Bool in
                     Self.writeString(bytes, into: &out)
                     return true
                 }
-                if written == nil { out.append(contentsOf: "null".utf8) }
+                if written == nil { out.append(contentsOf: Self.null) }
             case .uuid:
-                if let u = try view.uuid(attribute.name) { Self.writeUUID(u, into: &out) } else { out.append(contentsOf: "null".utf8) }
+                if let u = try view.uuid(name) { Self.writeUUID(u, into: &out) } else { out.append(contentsOf: Self.null) }
             case .date:
-                if let d = try view.date(attribute.name) {
+                if let d = try view.date(name) {
                     Self.writeFloating(d.timeIntervalSinceReferenceDate, into: &out)
                 } else {
-                    out.append(contentsOf: "null".utf8)
+                    out.append(contentsOf: Self.null)
                 }
             case .integer:
-                if let n = try view.int64(attribute.name) {
+                if let n = try view.int64(name) {
                     if n < 0 {
                         out.append(UInt8(ascii: "-"))
                         Self.writeInteger(n.magnitude, into: &out)
@@ -79,17 +91,17 @@ struct ExportLineWriter {
                         Self.writeInteger(UInt64(n), into: &out)
                     }
                 } else {
-                    out.append(contentsOf: "null".utf8)
+                    out.append(contentsOf: Self.null)
                 }
             case .general:
-                JSONText.write(ValueJSON.json(for: try view.value(attribute.name)), into: &out)
+                JSONText.write(ValueJSON.json(for: try view.value(name)), into: &out)
             }
         }
-        out.append(contentsOf: "},\"relationships\":{".utf8)
-        for (i, relationship) in entity.relationships.enumerated() {
+        out.append(contentsOf: Self.relationshipsKey)
+        for i in relationshipNames.indices {
             out.append(contentsOf: relationshipKeys[i])
-            let targets = try context.related(view.id, of: entity.name, relationship.name)
-            if relationship.isToMany {
+            let targets = try context.related(view.id, of: entity.name, relationshipNames[i])
+            if relationshipToMany[i] {
                 out.append(UInt8(ascii: "["))
                 for (k, t) in targets.enumerated() {
                     if k > 0 { out.append(UInt8(ascii: ",")) }
@@ -99,10 +111,10 @@ struct ExportLineWriter {
             } else if let t = targets.first {
                 Self.writeInteger(t.rawValue, into: &out)
             } else {
-                out.append(contentsOf: "null".utf8)
+                out.append(contentsOf: Self.null)
             }
         }
-        out.append(contentsOf: "}}\n".utf8)
+        out.append(contentsOf: Self.end)
     }
 
     // MARK: Values (the same text as ValueJSON.json(for:) written by JSONText)
@@ -141,14 +153,24 @@ struct ExportLineWriter {
     /// The uppercase form of `UUID.uuidString`.
     static func writeUUID(_ u: UUID, into out: inout [UInt8]) {
         let hex: StaticString = "0123456789ABCDEF"
+        let digits = hex.utf8Start
         withUnsafeBytes(of: u.uuid) { bytes in
-            out.append(UInt8(ascii: "\""))
-            for (i, b) in bytes.enumerated() {
-                if i == 4 || i == 6 || i == 8 || i == 10 { out.append(UInt8(ascii: "-")) }
-                out.append(hex.utf8Start[Int(b >> 4)])
-                out.append(hex.utf8Start[Int(b & 0xF)])
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 38) { text in
+                text[0] = UInt8(ascii: "\"")
+                var k = 1
+                for i in 0..<16 {
+                    if i == 4 || i == 6 || i == 8 || i == 10 {
+                        text[k] = UInt8(ascii: "-")
+                        k += 1
+                    }
+                    let b = bytes[i]
+                    text[k] = digits[Int(b >> 4)]
+                    text[k + 1] = digits[Int(b & 0xF)]
+                    k += 2
+                }
+                text[37] = UInt8(ascii: "\"")
+                out.append(contentsOf: UnsafeBufferPointer(text))
             }
-            out.append(UInt8(ascii: "\""))
         }
     }
 
@@ -157,9 +179,17 @@ struct ExportLineWriter {
     static func writeString(_ bytes: UnsafeRawBufferPointer, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var runStart = 0
-        for (i, byte) in bytes.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+        let n = bytes.count
+        var i = 0
+        while i < n {
+            let byte = bytes[i]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else {
+                i += 1
+                continue
+            }
             if runStart < i { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<i])) }
-            runStart = i + 1
+            i += 1
+            runStart = i
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
             case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)

@@ -40,7 +40,7 @@ struct ImportCommand: ParsableCommand {
     private var source: String { file.flatMap { $0 == "-" ? nil : $0 } ?? "standard input" }
 
     /// Where a failure happened.
-    struct Failure {
+    struct Failure: Sendable {
         var line: Int
         var reason: String
     }
@@ -131,37 +131,38 @@ struct ImportCommand: ParsableCommand {
             return nil
         }
 
-        while failure == nil {
-            let line: UnsafeRawBufferPointer?
-            do { line = try reader.nextBytes() } catch {
-                failure = Failure(line: reader.lineNumber + 1, reason: Self.reason(error))
-                break
-            }
-            guard let line else { break }
-            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
-            // The fast parser reads the common lines; the others (and every bad line) take the general path,
-            // whose answer and message are the line's.
-            if case .object(let object) = parser.parse(line) {
-                batch.append((reader.lineNumber, object))
-            } else {
-                do {
-                    if let object = try ObjectLine.parse(Data(line), schema: schema, only: entity) {
-                        batch.append((reader.lineNumber, object))
-                    } else {
-                        skippedLines += 1
-                    }
-                } catch {
-                    failure = Failure(line: reader.lineNumber, reason: error.reason)
-                    break
+        // The input is read and parsed a batch ahead, on a thread of its own, while each batch commits here.
+        let batches = LineBatches(reader: reader, parser: parser, schema: schema, only: entity, batchSize: batchSize)
+        batches.start()
+        var interrupted = false
+        reading: while true {
+            switch batches.next() {
+            case .batch(let next):
+                skippedLines += next.skipped
+                batch = next.objects
+                failure = commitBatch(through: next.throughLine)
+                if failure != nil { break reading }
+                if Interrupts.requested {
+                    interrupted = true
+                    break reading
                 }
-            }
-            if batch.count >= batchSize {
-                failure = commitBatch(through: reader.lineNumber)
-                if failure == nil && Interrupts.requested { break }
+            case .end(let last):
+                skippedLines += last.skipped
+                if Interrupts.requested {
+                    interrupted = true
+                } else {
+                    batch = last.objects
+                    failure = commitBatch(through: last.throughLine)
+                }
+                break reading
+            case .failure(let partial, let problem):
+                // Nothing of the failing line's batch is committed.
+                skippedLines += partial.skipped
+                failure = problem
+                break reading
             }
         }
-        let interrupted = failure == nil && Interrupts.requested
-        if failure == nil && !interrupted { failure = commitBatch(through: reader.lineNumber) }
+        batches.stop()
         display.finish()
 
         // Pass 2: links, once every object exists. After a failed pass 1, the links of the committed

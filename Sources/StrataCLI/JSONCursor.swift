@@ -175,6 +175,39 @@ struct JSONCursor {
         return v
     }
 
+    /// A UUID string in its canonical form (`E621E1F8-C36C-495A-93FC-0C247A3E6E5F`, either case), read from
+    /// the bytes; nil (nothing consumed) for anything else, which `UUID(uuidString:)` then reads.
+    private mutating func uuid() -> UUID? {
+        guard count - i >= 38, p[i] == UInt8(ascii: "\""), p[i + 37] == UInt8(ascii: "\"") else { return nil }
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let ok = withUnsafeMutableBytes(of: &bytes) { out -> Bool in
+            var k = i + 1
+            for b in 0..<16 {
+                if b == 4 || b == 6 || b == 8 || b == 10 {
+                    guard p[k] == UInt8(ascii: "-") else { return false }
+                    k += 1
+                }
+                guard let high = Self.hexValue(p[k]), let low = Self.hexValue(p[k + 1]) else { return false }
+                out[b] = high << 4 | low
+                k += 2
+            }
+            return true
+        }
+        guard ok else { return nil }
+        i += 38
+        return UUID(uuid: bytes)
+    }
+
+    @inline(__always)
+    private static func hexValue(_ b: UInt8) -> UInt8? {
+        switch b {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): b - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): b - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): b - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
     // MARK: Numbers
 
     /// A number: an integer when written as one (no fraction, no exponent) and within Int64's range, else a
@@ -230,6 +263,11 @@ struct JSONCursor {
             i = k
             return (.integer(v), true)
         }
+        if let d = Self.exactDouble(p, digitsStart..<integerEnd, fraction: integerEnd < mantissaEnd ? integerEnd + 1..<mantissaEnd : nil,
+                                    exponent: mantissaEnd < k ? mantissaEnd + 1..<k : nil, negative: negative) {
+            i = k
+            return (.number(d), false)
+        }
         let text = String(decoding: UnsafeBufferPointer(start: p + start, count: k - start), as: UTF8.self)
         guard let d = Double(text), d.isFinite else { return nil }
         if d == 0 {
@@ -239,6 +277,52 @@ struct JSONCursor {
         i = k
         return (.number(d), false)
     }
+
+    /// The common decimals without the general conversion: when the digits make an integer w ≤ 2^53 and the
+    /// decimal exponent e is within ±22, w and 10^|e| are exact doubles and one IEEE multiplication or
+    /// division rounds w × 10^e correctly — the result `strtod` gives. Nil otherwise.
+    private static func exactDouble(_ p: UnsafePointer<UInt8>, _ integer: Range<Int>, fraction: Range<Int>?, exponent: Range<Int>?,
+                                    negative: Bool) -> Double? {
+        var w: UInt64 = 0
+        var digits = 0
+        for k in integer {
+            w = w &* 10 &+ UInt64(p[k] - UInt8(ascii: "0"))
+            if w != 0 { digits += 1 }
+        }
+        var scale = 0
+        if let fraction {
+            for k in fraction {
+                w = w &* 10 &+ UInt64(p[k] - UInt8(ascii: "0"))
+                if w != 0 { digits += 1 }
+                scale -= 1
+            }
+        }
+        // Up to 19 significant digits fit in 64 bits; the value must be exact as a double.
+        guard digits <= 19, w <= 1 << 53 else { return nil }
+        if let exponent {
+            var e = 0
+            var k = exponent.lowerBound
+            var negativeExponent = false
+            if p[k] == UInt8(ascii: "+") || p[k] == UInt8(ascii: "-") {
+                negativeExponent = p[k] == UInt8(ascii: "-")
+                k += 1
+            }
+            while k < exponent.upperBound {
+                e = e * 10 + Int(p[k] - UInt8(ascii: "0"))
+                guard e < 1000 else { return nil }
+                k += 1
+            }
+            scale += negativeExponent ? -e : e
+        }
+        guard scale >= -22 && scale <= 22 else { return nil }
+        let powers = powersOfTen
+        let m = Double(w)
+        let d = scale < 0 ? m / powers[-scale] : m * powers[scale]
+        return negative ? -d : d
+    }
+
+    private static let powersOfTen: [Double] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13,
+                                                1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22]
 
     /// An object ID: an integer above zero, written as one.
     mutating func positiveInteger() -> UInt64? {
@@ -256,6 +340,7 @@ struct JSONCursor {
             // A Codable value is any JSON, kept in canonical form: the slow path reads it.
             return next == UInt8(ascii: "n") && literal("null") ? .null : nil
         }
+        if case .uuid = type, next == UInt8(ascii: "\""), let u = uuid() { return .uuid(u) }
         switch next {
         case UInt8(ascii: "n"):
             return literal("null") ? .null : nil

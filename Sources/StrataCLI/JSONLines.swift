@@ -75,7 +75,7 @@ enum JSONText {
 /// ```
 enum ObjectLine {
     /// An object read from a line, typed by the store's model.
-    struct Parsed {
+    struct Parsed: Sendable {
         /// The entity's position in the model.
         var entityIndex: Int
         var id: ObjectID?

@@ -11,6 +11,8 @@ final class LineReader {
     private let ownsFile: Bool
     private var buffer: UnsafeMutablePointer<CChar>? = nil
     private var capacity = 0
+    /// The stream's buffer (glibc ignores a size given without one).
+    private let streamBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 1 << 20)
     /// The number of the last line returned, from 1.
     private(set) var lineNumber = 0
     /// Bytes read so far.
@@ -30,12 +32,13 @@ final class LineReader {
             ownsFile = true
         }
         // Large reads: a line costs a scan of the buffer, not a system call.
-        setvbuf(file, nil, _IOFBF, 1 << 20)
+        setvbuf(file, streamBuffer, _IOFBF, 1 << 20)
     }
 
     deinit {
         free(buffer)
         if ownsFile { fclose(file) }
+        streamBuffer.deallocate()
     }
 
     /// The next line without its line break, or nil at the end.

@@ -20,6 +20,7 @@ struct ObjectLineParser {
     /// What the parser needs of one entity, prepared once.
     struct EntityPlan {
         let index: Int
+        let nameBytes: [UInt8]
         let attributeNames: [[UInt8]]
         let types: [AttributeType]
         let initialValues: [Value]
@@ -39,6 +40,7 @@ struct ObjectLineParser {
         plans = schema.entities.enumerated().map { index, entity in
             EntityPlan(
                 index: index,
+                nameBytes: Array(entity.name.utf8),
                 attributeNames: entity.attributes.map { Array($0.name.utf8) },
                 types: entity.attributes.map(\.type),
                 initialValues: entity.attributes.map { $0.defaultValue ?? .null },
@@ -87,7 +89,18 @@ struct ObjectLineParser {
                     case UInt8(ascii: "n"):
                         guard c.literal("null") else { return nil }
                     case UInt8(ascii: "\""):
-                        guard let name = c.string(), let position = positions[name] else { return nil }
+                        // The name's bytes are compared with the entities' first; a name with escapes (or
+                        // another spelling) is decoded and looked up.
+                        let before = c
+                        var position: Int? = nil
+                        if let range = c.plainString() {
+                            position = plans.first { c.matches(range, $0.nameBytes) }?.index
+                        }
+                        if position == nil {
+                            c = before
+                            guard let name = c.string(), let found = positions[name] else { return nil }
+                            position = found
+                        }
                         if let tentative, tentative != position { return nil }
                         named = position
                     default: return nil

@@ -145,8 +145,13 @@ public final class WriteContext: ReadContext {
             throw StoreError.typeMismatch(expected: "\(binding.attributeNames.count) values for \(entity)",
                                           actual: "\(orderedValues.count)")
         }
-        for other in model.entities where try exists(id.rawValue, other) {
-            throw StoreError.uniqueConstraintViolation(entity: other.name, attribute: "id", value: id.description, existing: id)
+        // Every stored identifier is below the counter (`Store.verify()` checks it): one at or above it is free,
+        // as in an import of an export into a new store.
+        if nextID == nil { nextID = try model.meta.read(.counter, in: txn, CounterRecord.decode) ?? 1 }
+        if id.rawValue < nextID ?? 1 {
+            for other in model.entities where try exists(id.rawValue, other) {
+                throw StoreError.uniqueConstraintViolation(entity: other.name, attribute: "id", value: id.description, existing: id)
+            }
         }
         var row = orderedValues
         try reserveIDs(through: id.rawValue)
