@@ -40,6 +40,7 @@ struct PlanJSON: Encodable {
         var decodeSecondsPerRecord: Double
         var encodeSecondsPerRecord: Double
         var writeSecondsPerRecord: Double
+        var insertSecondsPerRecord: Double
         var commitSeconds: Double
         var commitSecondsPerByte: Double
         var averageRecordBytes: [String: Double]
@@ -92,7 +93,8 @@ struct PlanJSON: Encodable {
         calibration = e.calibration.map {
             Calibration(sampledRecords: $0.sampledRecords, readSecondsPerRecord: $0.readSecondsPerRecord,
                         decodeSecondsPerRecord: $0.decodeSecondsPerRecord, encodeSecondsPerRecord: $0.encodeSecondsPerRecord,
-                        writeSecondsPerRecord: $0.writeSecondsPerRecord, commitSeconds: $0.commitSeconds,
+                        writeSecondsPerRecord: $0.writeSecondsPerRecord, insertSecondsPerRecord: $0.insertSecondsPerRecord,
+                        commitSeconds: $0.commitSeconds,
                         commitSecondsPerByte: $0.commitSecondsPerByte, averageRecordBytes: $0.averageRecordBytes)
         }
         unfinishedMigration = unfinished.map {

@@ -361,7 +361,7 @@ import Glibc
         #expect(((root["bytesToWrite"] as? NSNumber)?.intValue ?? 0) > 0)
         let calibration = try #require(root["calibration"] as? [String: Any])
         for field in ["sampledRecords", "readSecondsPerRecord", "decodeSecondsPerRecord", "encodeSecondsPerRecord",
-                      "writeSecondsPerRecord", "commitSeconds", "commitSecondsPerByte", "averageRecordBytes"] {
+                      "writeSecondsPerRecord", "insertSecondsPerRecord", "commitSeconds", "commitSecondsPerByte", "averageRecordBytes"] {
             #expect(calibration[field] != nil, "calibration.\(field)")
         }
         let steps = try #require(root["steps"] as? [[String: Any]])

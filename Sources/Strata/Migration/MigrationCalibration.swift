@@ -7,8 +7,9 @@ import Foundation
 /// Reading, decoding and encoding are timed on a sample of each entity's first records (in a read
 /// transaction of the store: nothing is written to it). Writing is timed in a scratch LMDB environment in
 /// the temporary directory, removed afterwards: the same sample records appended in one write transaction
-/// and committed durably, as a migration's batch is, then one commit of a single record (the fixed cost of
-/// a durable commit). So the store's files stay byte for byte as they were.
+/// and committed durably, as a migration's batch is (three times: the first grows the new file, the faster
+/// of the others is kept), then commits of a single record (the fixed cost of a durable commit). So the
+/// store's files stay byte for byte as they were.
 public struct MigrationCalibration: Sendable, Hashable {
     /// Records sampled (over every entity that has records).
     public var sampledRecords: Int
@@ -18,8 +19,13 @@ public struct MigrationCalibration: Sendable, Hashable {
     public var decodeSecondsPerRecord: Double
     /// Encoding values into a record, per record.
     public var encodeSecondsPerRecord: Double
-    /// Putting a record into a database inside a write transaction, per record.
+    /// Putting a record (or an entry: a link, an association, an index key) into a database inside a write
+    /// transaction, per record.
     public var writeSecondsPerRecord: Double
+    /// Inserting an object through the object layer (``WriteContext/insert(_:orderedValues:)``: validation,
+    /// encoding, the put), per object: measured by inserting the sampled objects into a new, empty store of
+    /// the same model in the temporary directory (removed afterwards), in a transaction that is rolled back.
+    public var insertSecondsPerRecord: Double
     /// A durable commit's cost per byte written.
     public var commitSecondsPerByte: Double
     /// A durable commit's fixed cost (the sync).
@@ -37,7 +43,8 @@ public struct MigrationCalibration: Sendable, Hashable {
     /// Figures used when nothing could be sampled (an empty store): only the commit costs matter then.
     static let unmeasured = MigrationCalibration(
         sampledRecords: 0, readSecondsPerRecord: 0, decodeSecondsPerRecord: 0, encodeSecondsPerRecord: 0,
-        writeSecondsPerRecord: 0, commitSecondsPerByte: 0, commitSeconds: 0.002, averageRecordBytes: [:])
+        writeSecondsPerRecord: 0, insertSecondsPerRecord: 0, commitSecondsPerByte: 0, commitSeconds: 0.002,
+        averageRecordBytes: [:])
 
     /// The most records sampled per entity, and in all.
     static let samplePerEntity = 4_000
@@ -46,6 +53,7 @@ public struct MigrationCalibration: Sendable, Hashable {
     /// Measures the costs on the store of `environment` (read only) and in a scratch environment.
     static func measure(environment: Environment, header: StoreHeader, schema: Schema) throws -> MigrationCalibration {
         var samples: [[UInt8]] = []
+        var rows: [(entity: String, values: [Value])] = []
         var averageBytes: [String: Double] = [:]
         var readSeconds = 0.0, decodeSeconds = 0.0, encodeSeconds = 0.0
         try environment.read { txn in
@@ -67,12 +75,16 @@ public struct MigrationCalibration: Sendable, Hashable {
                 }
                 guard !ids.isEmpty else { continue }
                 averageBytes[binding.name] = Double(bytes) / Double(ids.count)
-                // Each pass twice, the faster kept: the first may fault pages in.
+                for (k, record) in samples.suffix(ids.count).enumerated() {
+                    rows.append((binding.name, try record.withUnsafeBytes { try binding.decodeValues($0, id: ids[k]) }))
+                }
+                // Each pass three times, the fastest kept: the first may fault pages in, and the machine may be
+                // busy with other work during one.
                 let view = ObjectView(binding: binding)
                 var values: [Value] = []
                 var writer = BinaryWriter(capacity: 512)
                 var best = (Double.infinity, Double.infinity, Double.infinity)
-                for _ in 0..<2 {
+                for _ in 0..<3 {
                     let c = try txn.cursor(binding.dbi)
                     var t = Clock.now()
                     var e = try c.first()
@@ -115,15 +127,49 @@ public struct MigrationCalibration: Sendable, Hashable {
         let n = Double(samples.count)
         // Where no scratch environment can be written, writes count as free and commits as 2 ms each.
         let writes = measureWrites(samples: samples) ?? (put: 0, commitPerByte: 0, commit: unmeasured.commitSeconds)
+        let inserts = measureInserts(schema: schema, rows: rows) ?? (encodeSeconds + writes.put) / n
         return MigrationCalibration(
             sampledRecords: samples.count,
             readSecondsPerRecord: readSeconds / n,
             decodeSecondsPerRecord: max(decodeSeconds / n, readSeconds / n),
             encodeSecondsPerRecord: encodeSeconds / n,
             writeSecondsPerRecord: writes.put / n,
+            insertSecondsPerRecord: inserts,
             commitSecondsPerByte: writes.commitPerByte,
             commitSeconds: writes.commit,
             averageRecordBytes: averageBytes)
+    }
+
+    /// Times inserting the sampled objects (their decoded values) into a new store of the same model in the
+    /// temporary directory (removed afterwards), in a write transaction that is rolled back, three times (the
+    /// fastest kept). Seconds per object; nil when the scratch store cannot be made.
+    static func measureInserts(schema: Schema, rows: [(entity: String, values: [Value])]) -> Double? {
+        guard !rows.isEmpty else { return nil }
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("strata-calibration-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).store")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        guard let store = try? Store.open(at: directory, schema: schema) else { return nil }
+        struct RolledBack: Error {}
+        var best = Double.infinity
+        for _ in 0..<3 {
+            var seconds = Double.infinity
+            do {
+                try store.write { context in
+                    context.checksMinimumCountsAtCommit = false
+                    let start = Clock.now()
+                    for row in rows { _ = try context.insert(row.entity, orderedValues: row.values) }
+                    seconds = Clock.now() - start
+                    throw RolledBack()
+                }
+            } catch is RolledBack {
+                best = min(best, seconds)
+            } catch {
+                store.close()
+                return nil
+            }
+        }
+        store.close()
+        return best / Double(rows.count)
     }
 
     /// Times appending `samples` in one durable transaction of a scratch environment, and a commit of one
@@ -177,10 +223,17 @@ public struct MigrationCalibration: Sendable, Hashable {
             guard mdb_txn_commit(txn) == 0 else { throw StoreError.permissionDenied(path: directory.path) }
             return (put, Clock.now() - committing)
         }
-        let big = try transaction(samples[...], firstKey: 1)
+        // The first transaction of a new environment pays for growing its file; of the next two, the faster
+        // puts and the faster commit are kept (the machine may be busy with other work meanwhile).
+        _ = try transaction(samples[...], firstKey: 1)
+        var big = (put: Double.infinity, commit: Double.infinity)
+        for k in 1...2 {
+            let t = try transaction(samples[...], firstKey: UInt64(k * samples.count + 1))
+            big = (min(big.put, t.put), min(big.commit, t.commit))
+        }
         var fixed = Double.infinity
         for k in 0..<3 {
-            fixed = min(fixed, try transaction(samples.prefix(1), firstKey: UInt64(samples.count + 1 + k)).commit)
+            fixed = min(fixed, try transaction(samples.prefix(1), firstKey: UInt64(3 * samples.count + 1 + k)).commit)
         }
         let perByte = max(0, big.commit - fixed) / Double(max(1, bytes))
         return (big.put, perByte, fixed)

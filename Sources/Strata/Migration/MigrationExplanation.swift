@@ -119,7 +119,7 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
         }
         if let c = calibration, c.sampledRecords > 0 {
             lines.append("")
-            lines.append("Estimates are calibrated on \(c.sampledRecords) records of this store: per record, read \(Self.secondsText(c.readSecondsPerRecord)), decode \(Self.secondsText(c.decodeSecondsPerRecord)), encode \(Self.secondsText(c.encodeSecondsPerRecord)), write \(Self.secondsText(c.writeSecondsPerRecord)); a durable commit \(Self.secondsText(c.commitSeconds)).")
+            lines.append("Estimates are calibrated on \(c.sampledRecords) records of this store: per record, read \(Self.secondsText(c.readSecondsPerRecord)), decode \(Self.secondsText(c.decodeSecondsPerRecord)), encode \(Self.secondsText(c.encodeSecondsPerRecord)), write \(Self.secondsText(c.writeSecondsPerRecord)), insert an object \(Self.secondsText(c.insertSecondsPerRecord)); a durable commit \(Self.secondsText(c.commitSeconds)).")
         }
         return lines.joined(separator: "\n")
     }
@@ -198,7 +198,7 @@ extension Store {
                 var touched = 0
                 var lowerBound = false
                 let after = nextCounts(counts, mapping: mapping, kinds: stepPlan.kinds, stage: stage, step: source.versionIdentifier + " → " + target.versionIdentifier)
-                var estimate = MigrationCostModel.Estimate()
+                var estimate = MigrationCostModel.stepStart(calibration: calibration)
                 for task in stepPlan.tasks {
                     let entity: String?
                     switch task {
@@ -225,7 +225,22 @@ extension Store {
                     case .checkRequired(let e), .buildIndex(let e, _):
                         if counts[entity ?? e] == nil { records = after[e]?.value ?? 0 }
                     case .instances(let p, let m):
-                        destinations = stage.map { $0.passes[p][m].destinationEntities.count } ?? 1
+                        // The objects made per source object: one of each entity the mapping creates (its
+                        // declared destinations, and the source's own destination when the stage builds it).
+                        if let entityMapping = stage?.passes[p][m] {
+                            var created = Set(entityMapping.destinationEntities)
+                            if let d = mapping.entities.first(where: { $0.sourceName == entityMapping.sourceEntity })?.destinationName,
+                               stepPlan.kinds[d] == .built {
+                                created.insert(d)
+                            }
+                            destinations = created.count
+                        }
+                    case .relationships(let p, let m):
+                        // A closure policy without a relationship closure, whose entity has no relationship
+                        // to carry over, makes no links: the pass is one empty commit.
+                        if let entityMapping = stage?.passes[p][m], Self.relationshipPassIsEmpty(entityMapping, source: source, mapping: mapping) {
+                            records = 0
+                        }
                     default: break
                     }
                     estimate += MigrationCostModel.estimate(task, records: records, recordBytes: calibration.recordBytes(entity),
@@ -260,6 +275,15 @@ extension Store {
         }
         return MigrationExplanation(storeVersion: header.identity.versionIdentifier, isUpToDate: false, steps: steps,
                                     calibration: calibration)
+    }
+
+    /// Whether a mapping's relationship pass makes no links (what the step runner skips).
+    private static func relationshipPassIsEmpty(_ m: EntityMapping, source: Schema, mapping: InferredMapping) -> Bool {
+        guard let policy = m.policy as? ClosurePolicy, policy.relationships == nil else { return false }
+        guard let entity = source.entity(named: m.sourceEntity),
+              let destName = mapping.entities.first(where: { $0.sourceName == m.sourceEntity })?.destinationName,
+              let plan = mapping.entity(destName) else { return true }
+        return !entity.relationships.contains { sr in plan.relationships.contains { $0.sourceName == sr.name } }
     }
 
     /// The object counts after a step: carried over for entities that keep their objects, zero for new
