@@ -12,11 +12,19 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
     case lightweightMetadata = "lightweight-metadata"
     case lightweightRewrite = "lightweight-rewrite"
     case customSplit = "custom-split"
+    /// The `strata` tool importing the data set from the JSON Lines its export wrote, into a new store.
+    case cliImport = "cli-import"
+    /// The `strata` tool exporting the data set's store as JSON Lines, into a file.
+    case cliExport = "cli-export"
 
     /// Whether the scenario reads a store that an earlier step built and leaves it unchanged.
     public var readsBaseStore: Bool { self == .open || self == .scan || self == .get }
     /// Whether the scenario migrates a store built for it.
     public var isMigration: Bool { self == .lightweightMetadata || self == .lightweightRewrite || self == .customSplit }
+    /// Whether the scenario runs the `strata` executable (on a store of its own, prepared for every run).
+    public var isTool: Bool { self == .cliImport || self == .cliExport }
+    /// Whether each run gets a store of its own, prepared for it.
+    public var hasOwnStore: Bool { isMigration || isTool }
 }
 
 /// The systems: Strata's dynamic and typed APIs, raw LMDB (the limit), SQLite and GRDB (the peers).
@@ -40,7 +48,8 @@ public enum System: String, CaseIterable, Codable, Sendable {
         case .strataTyped: [.insert, .scan, .get, .customSplit].contains(scenario)
         case .strataCodable: [.insert, .scan, .get].contains(scenario)
         case .strataViews: scenario == .scan
-        default: true
+        case .strata: true
+        default: !scenario.isTool
         }
     }
 

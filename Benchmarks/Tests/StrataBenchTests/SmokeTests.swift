@@ -62,6 +62,9 @@ import Testing
         for s in ["insert", "scan", "get"] { expected.insert("\(s)/strata-typed"); expected.insert("\(s)/strata-codable") }
         expected.insert("custom-split/strata-typed")
         expected.insert("scan/strata-views")
+        // The `strata` tool's rows (its executable, built beside strata-bench).
+        expected.insert("cli-import/strata")
+        expected.insert("cli-export/strata")
         var seen: Set<String> = []
         for r in results {
             let scenario = try #require(r["scenario"] as? String)
@@ -84,14 +87,34 @@ import Testing
             let low = (r["seconds_min"] as? NSNumber)?.doubleValue ?? .infinity
             let high = (r["seconds_max"] as? NSNumber)?.doubleValue ?? -1
             #expect(low <= seconds && seconds <= high, "\(key): median \(seconds) outside \(low)–\(high)")
-            if system.hasPrefix("strata") {
+            let extra = r["extra"] as? [String: Any] ?? [:]
+            if scenario.hasPrefix("cli-") {
+                // The tool's rows: no peer; the import is compared with the library's insert.
+                if scenario == "cli-import" {
+                    #expect(((r["ratio_to_strata_insert"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_strata_insert")
+                }
+                #expect(((extra["tool_peak_rss_bytes"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): tool_peak_rss_bytes")
+            } else if system.hasPrefix("strata") {
                 #expect(((r["ratio_to_lmdb"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_lmdb")
                 #expect(((r["ratio_to_sqlite"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_sqlite")
                 #expect(((r["ratio_to_grdb"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_grdb")
             }
         }
+        // Migrations carry explainMigration's estimate beside the measured time.
+        for r in results where ["lightweight-metadata", "lightweight-rewrite", "custom-split"].contains(r["scenario"] as? String ?? "")
+            && (r["system"] as? String ?? "").hasPrefix("strata") {
+            let extra = r["extra"] as? [String: Any] ?? [:]
+            for field in ["estimate_seconds", "estimate_bytes", "estimate_ratio"] {
+                #expect(((extra[field] as? NSNumber)?.doubleValue ?? 0) > 0, "\(r["scenario"] ?? "")/\(r["system"] ?? ""): \(field)")
+            }
+        }
         #expect(seen == expected, "missing: \(expected.subtracting(seen).sorted()), extra: \(seen.subtracting(expected).sorted())")
         let goals = try #require(root["goals"] as? [[String: Any]])
         #expect(goals.count >= 7)
+        let goalNames = goals.compactMap { $0["goal"] as? String }
+        for name in ["cli-import ≥ 0.5× the library's dynamic insert (strata insert)", "cli-export ≥ 1 M objects/s",
+                     "estimate within 1.5× of measured on lightweight-rewrite"] {
+            #expect(goalNames.contains(name), "goal \(name) missing: \(goalNames)")
+        }
     }
 }
