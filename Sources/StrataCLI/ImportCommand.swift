@@ -126,7 +126,6 @@ struct ImportCommand: ParsableCommand {
             } catch {
                 return Failure(line: lastLine, reason: "the objects of lines up to \(lastLine) were committed, but their links could not be kept for the second pass: \(Self.reason(error))")
             }
-            batch.removeAll(keepingCapacity: true)
             display.update(.init(label: "importing objects", completed: committedObjects, total: 0))
             return nil
         }
@@ -141,6 +140,8 @@ struct ImportCommand: ParsableCommand {
                 skippedLines += next.skipped
                 batch = next.objects
                 failure = commitBatch(through: next.throughLine)
+                // The objects go back to the reading thread, which allocated them, to be freed there.
+                batches.giveBack(&batch)
                 if failure != nil { break reading }
                 if Interrupts.requested {
                     interrupted = true

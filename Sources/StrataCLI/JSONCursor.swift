@@ -78,10 +78,21 @@ struct JSONCursor {
         return nil
     }
 
+    /// Consumes the key `name` (a string of exactly those bytes, no escapes) if it is next; false, consuming
+    /// nothing but white space, otherwise.
+    mutating func key(_ name: [UInt8]) -> Bool {
+        skipSpace()
+        let n = name.count
+        guard count - i >= n + 2, p[i] == UInt8(ascii: "\""), p[i + n + 1] == UInt8(ascii: "\"") else { return false }
+        guard n == 0 || name.withUnsafeBufferPointer({ memcmp(p + i + 1, $0.baseAddress!, n) }) == 0 else { return false }
+        i += n + 2
+        return true
+    }
+
     /// Whether the bytes of `range` are `name`'s.
     func matches(_ range: Range<Int>, _ name: [UInt8]) -> Bool {
         guard range.count == name.count else { return false }
-        return name.withUnsafeBufferPointer { memcmp(p + range.lowerBound, $0.baseAddress!, name.count) } == 0
+        return name.isEmpty || name.withUnsafeBufferPointer { memcmp(p + range.lowerBound, $0.baseAddress!, name.count) } == 0
     }
 
     /// A string, its escapes decoded; nil when it is not valid (a control character, a lone surrogate,

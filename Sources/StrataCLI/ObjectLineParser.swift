@@ -166,18 +166,18 @@ struct ObjectLineParser {
         var next = 0
         let names = plan.attributeNames
         while true {
-            guard let key = c.plainString(), c.eat(UInt8(ascii: ":")) else { return nil }
-            // Exports list attributes in declaration order: try the next one first.
+            // Exports list attributes in declaration order: the next one is tried first, in place.
             var a = -1
-            if next < names.count, c.matches(key, names[next]) {
+            if next < names.count, c.key(names[next]) {
                 a = next
             } else {
+                guard let key = c.plainString() else { return nil }
                 for i in names.indices where c.matches(key, names[i]) {
                     a = i
                     break
                 }
             }
-            guard a >= 0, seen & (UInt64(1) << UInt64(a)) == 0 else { return nil }
+            guard c.eat(UInt8(ascii: ":")), a >= 0, seen & (UInt64(1) << UInt64(a)) == 0 else { return nil }
             seen |= UInt64(1) << UInt64(a)
             next = a + 1
             guard let value = c.value(for: plan.types[a]) else { return nil }
