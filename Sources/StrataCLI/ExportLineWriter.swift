@@ -174,6 +174,20 @@ struct ExportLineWriter {
         }
     }
 
+    /// Whether one of the eight bytes of `w` is below 0x20, a quote or a backslash (exact: no byte that
+    /// needs no escaping makes it true).
+    @inline(__always)
+    static func mayNeedEscaping(_ w: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        let control = (w &- 0x20 &* ones) & ~w & high
+        let q = w ^ (0x22 &* ones)
+        let quote = (q &- ones) & ~q & high
+        let b = w ^ (0x5C &* ones)
+        let backslash = (b &- ones) & ~b & high
+        return control | quote | backslash != 0
+    }
+
     /// A JSON string of UTF-8 bytes, escaped as `JSONText.writeString` escapes (runs without anything to
     /// escape are copied whole).
     static func writeString(_ bytes: UnsafeRawBufferPointer, into out: inout [UInt8]) {
@@ -182,6 +196,14 @@ struct ExportLineWriter {
         let n = bytes.count
         var i = 0
         while i < n {
+            // Eight bytes at a time while none needs escaping (a control character, a quote, a backslash).
+            if i + 8 <= n {
+                let w = bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                if !Self.mayNeedEscaping(w) {
+                    i += 8
+                    continue
+                }
+            }
             let byte = bytes[i]
             guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else {
                 i += 1

@@ -121,4 +121,20 @@ import Testing
         #expect(Self.fast(#"{"attributes":{"name":"x"}}"#, tagOnly) != nil, "--entity gives the entity")
         #expect(Self.fast(#"{"entity":"Author","attributes":{"name":"x"}}"#, tagOnly) == nil, "another entity: skipped by the general path")
     }
+
+    @Test func exportEscapesStringsAsTheGeneralWriterDoes() {
+        // Every ASCII character, at every position of runs longer and shorter than eight bytes, and UTF-8.
+        var texts = ["", "plain", "exactly8", "sixteen bytes!!!", "héllo ✓ \u{1}", "a\"b\\c\nd\te\u{7F}f"]
+        for code in 0..<128 {
+            let c = String(UnicodeScalar(UInt8(code)))
+            for prefix in 0..<10 { texts.append(String(repeating: "x", count: prefix) + c + String(repeating: "y", count: 9 - prefix)) }
+        }
+        for text in texts {
+            var expected: [UInt8] = []
+            JSONText.writeString(text, into: &expected)
+            var written: [UInt8] = []
+            Array(text.utf8).withUnsafeBytes { ExportLineWriter.writeString($0, into: &written) }
+            #expect(written == expected, "\(text.debugDescription)")
+        }
+    }
 }

@@ -7,9 +7,10 @@ import Foundation
 /// Reading, decoding and encoding are timed on a sample of each entity's first records (in a read
 /// transaction of the store: nothing is written to it). Writing is timed in a scratch LMDB environment in
 /// the temporary directory, removed afterwards: the same sample records appended in one write transaction
-/// and committed durably, as a migration's batch is (three times: the first grows the new file, the faster
+/// and committed durably, as a migration's batch is (four times: the first grows the new file, the median
 /// of the others is kept), then commits of a single record (the fixed cost of a durable commit). So the
-/// store's files stay byte for byte as they were.
+/// store's files stay byte for byte as they were. Each timing is the median of three, so that the figures
+/// follow how busy the machine is, as the migration will find it.
 public struct MigrationCalibration: Sendable, Hashable {
     /// Records sampled (over every entity that has records).
     public var sampledRecords: Int
@@ -78,12 +79,12 @@ public struct MigrationCalibration: Sendable, Hashable {
                 for (k, record) in samples.suffix(ids.count).enumerated() {
                     rows.append((binding.name, try record.withUnsafeBytes { try binding.decodeValues($0, id: ids[k]) }))
                 }
-                // Each pass three times, the fastest kept: the first may fault pages in, and the machine may be
-                // busy with other work during one.
+                // Each pass three times, the median kept: the first may fault pages in; the median follows
+                // how busy the machine is, as the migration will find it.
                 let view = ObjectView(binding: binding)
                 var values: [Value] = []
                 var writer = BinaryWriter(capacity: 512)
-                var best = (Double.infinity, Double.infinity, Double.infinity)
+                var passes: [(Double, Double, Double)] = []
                 for _ in 0..<3 {
                     let c = try txn.cursor(binding.dbi)
                     var t = Clock.now()
@@ -111,12 +112,12 @@ public struct MigrationCalibration: Sendable, Hashable {
                         try binding.encode(values, id: ids[k], into: &writer)
                     }
                     let encode = Clock.now() - t
-                    best = (min(best.0, read), min(best.1, decode), min(best.2, encode))
+                    passes.append((read, decode, encode))
                 }
                 view.invalidate()
-                readSeconds += best.0
-                decodeSeconds += best.1
-                encodeSeconds += best.2
+                readSeconds += median(passes.map(\.0))
+                decodeSeconds += median(passes.map(\.1))
+                encodeSeconds += median(passes.map(\.2))
             }
         }
         guard !samples.isEmpty else {
@@ -142,7 +143,7 @@ public struct MigrationCalibration: Sendable, Hashable {
 
     /// Times inserting the sampled objects (their decoded values) into a new store of the same model in the
     /// temporary directory (removed afterwards), in a write transaction that is rolled back, three times (the
-    /// fastest kept). Seconds per object; nil when the scratch store cannot be made.
+    /// median kept). Seconds per object; nil when the scratch store cannot be made.
     static func measureInserts(schema: Schema, rows: [(entity: String, values: [Value])]) -> Double? {
         guard !rows.isEmpty else { return nil }
         let directory = FileManager.default.temporaryDirectory
@@ -150,7 +151,7 @@ public struct MigrationCalibration: Sendable, Hashable {
         defer { try? FileManager.default.removeItem(at: directory) }
         guard let store = try? Store.open(at: directory, schema: schema) else { return nil }
         struct RolledBack: Error {}
-        var best = Double.infinity
+        var times: [Double] = []
         for _ in 0..<3 {
             var seconds = Double.infinity
             do {
@@ -162,14 +163,14 @@ public struct MigrationCalibration: Sendable, Hashable {
                     throw RolledBack()
                 }
             } catch is RolledBack {
-                best = min(best, seconds)
+                times.append(seconds)
             } catch {
                 store.close()
                 return nil
             }
         }
         store.close()
-        return best / Double(rows.count)
+        return median(times) / Double(rows.count)
     }
 
     /// Times appending `samples` in one durable transaction of a scratch environment, and a commit of one
@@ -223,21 +224,30 @@ public struct MigrationCalibration: Sendable, Hashable {
             guard mdb_txn_commit(txn) == 0 else { throw StoreError.permissionDenied(path: directory.path) }
             return (put, Clock.now() - committing)
         }
-        // The first transaction of a new environment pays for growing its file; of the next two, the faster
-        // puts and the faster commit are kept (the machine may be busy with other work meanwhile).
+        // The first transaction of a new environment pays for growing its file; of the next three, the
+        // median puts and commit are kept.
         _ = try transaction(samples[...], firstKey: 1)
-        var big = (put: Double.infinity, commit: Double.infinity)
-        for k in 1...2 {
+        var puts: [Double] = [], commits: [Double] = []
+        for k in 1...3 {
             let t = try transaction(samples[...], firstKey: UInt64(k * samples.count + 1))
-            big = (min(big.put, t.put), min(big.commit, t.commit))
+            puts.append(t.put)
+            commits.append(t.commit)
         }
-        var fixed = Double.infinity
+        let big = (put: median(puts), commit: median(commits))
+        var small: [Double] = []
         for k in 0..<3 {
-            fixed = min(fixed, try transaction(samples.prefix(1), firstKey: UInt64(3 * samples.count + 1 + k)).commit)
+            small.append(try transaction(samples.prefix(1), firstKey: UInt64(4 * samples.count + 1 + k)).commit)
         }
+        let fixed = median(small)
         let perByte = max(0, big.commit - fixed) / Double(max(1, bytes))
         return (big.put, perByte, fixed)
     }
+}
+
+/// The middle value (of three).
+private func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
 }
 
 /// A monotonic clock in seconds.
