@@ -57,11 +57,10 @@ import Testing
         #expect(recordBytes > 20 && recordBytes < 200)
 
         // A metadata-only step writes a few pages in two commits (its journal, the switch), whatever the
-        // number of records.
+        // number of records; the rest of its estimate is the planning the explanation timed, no record work.
         let mc = try #require(metadata.calibration)
         #expect(m.bytesToWrite > 0 && m.bytesToWrite <= 64 * 1024)
-        #expect(m.estimatedSeconds > 0)
-        #expect(abs(m.estimatedSeconds - (2 * mc.commitSeconds + Double(m.bytesToWrite) * mc.commitSecondsPerByte)) < 1e-9)
+        #expect(m.estimatedSeconds > 2 * mc.commitSeconds + Double(m.bytesToWrite) * mc.commitSecondsPerByte)
 
         // A rewrite writes every record (at least their bytes) and costs every record's read and write,
         // its batches' commits and the switch's.

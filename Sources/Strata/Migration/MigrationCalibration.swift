@@ -87,7 +87,7 @@ public struct MigrationCalibration: Sendable, Hashable {
                 var passes: [(Double, Double, Double)] = []
                 for _ in 0..<3 {
                     let c = try txn.cursor(binding.dbi)
-                    var t = Clock.now()
+                    var t = MonotonicClock.now()
                     var e = try c.first()
                     var n = 0
                     while let entry = e, n < ids.count {
@@ -95,8 +95,8 @@ public struct MigrationCalibration: Sendable, Hashable {
                         n += 1
                         e = try c.next()
                     }
-                    let read = Clock.now() - t
-                    t = Clock.now()
+                    let read = MonotonicClock.now() - t
+                    t = MonotonicClock.now()
                     e = try c.first()
                     n = 0
                     while let entry = e, n < ids.count {
@@ -104,14 +104,14 @@ public struct MigrationCalibration: Sendable, Hashable {
                         n += 1
                         e = try c.next()
                     }
-                    let decode = Clock.now() - t
+                    let decode = MonotonicClock.now() - t
                     // Encoding the last record's values again and again: records of one entity are alike.
-                    t = Clock.now()
+                    t = MonotonicClock.now()
                     for k in 0..<ids.count {
                         writer.reset()
                         try binding.encode(values, id: ids[k], into: &writer)
                     }
-                    let encode = Clock.now() - t
+                    let encode = MonotonicClock.now() - t
                     passes.append((read, decode, encode))
                 }
                 view.invalidate()
@@ -157,9 +157,9 @@ public struct MigrationCalibration: Sendable, Hashable {
             do {
                 try store.write { context in
                     context.checksMinimumCountsAtCommit = false
-                    let start = Clock.now()
+                    let start = MonotonicClock.now()
                     for row in rows { _ = try context.insert(row.entity, orderedValues: row.values) }
-                    seconds = Clock.now() - start
+                    seconds = MonotonicClock.now() - start
                     throw RolledBack()
                 }
             } catch is RolledBack {
@@ -202,7 +202,7 @@ public struct MigrationCalibration: Sendable, Hashable {
                 mdb_txn_abort(txn)
                 throw StoreError.permissionDenied(path: directory.path)
             }
-            let start = Clock.now()
+            let start = MonotonicClock.now()
             var key = firstKey
             for record in records {
                 var be = key.bigEndian
@@ -219,10 +219,10 @@ public struct MigrationCalibration: Sendable, Hashable {
                 }
                 key += 1
             }
-            let put = Clock.now() - start
-            let committing = Clock.now()
+            let put = MonotonicClock.now() - start
+            let committing = MonotonicClock.now()
             guard mdb_txn_commit(txn) == 0 else { throw StoreError.permissionDenied(path: directory.path) }
-            return (put, Clock.now() - committing)
+            return (put, MonotonicClock.now() - committing)
         }
         // The first transaction of a new environment pays for growing its file; of the next three, the
         // median puts and commit are kept.
@@ -251,7 +251,7 @@ private func median(_ values: [Double]) -> Double {
 }
 
 /// A monotonic clock in seconds.
-private enum Clock {
+enum MonotonicClock {
     static func now() -> Double {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)

@@ -12,6 +12,7 @@ import Foundation
 /// | required values check | the entity's | decode | 0 |
 /// | link count and uniqueness checks | the entity's | read | 0 |
 /// | switch, scripts | — | one durable commit | four pages (the metadata) |
+/// | planning | — | the time `explainMigration` itself took to open and read the store (first step) and to infer and plan the step: the migration does the same before it writes | — |
 ///
 /// Every task over records commits once per batch (``MigrationOptions/batchSize`` records): each commit
 /// adds its fixed cost, and the bytes written add the commit's measured cost per byte. A step also commits

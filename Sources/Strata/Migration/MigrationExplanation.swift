@@ -35,8 +35,9 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
         /// Zero for a step that cannot be inferred.
         public var bytesToWrite: Int = 0
         /// The step's estimated duration in seconds, from the records it goes over and the per-record costs
-        /// measured on this store (``MigrationExplanation/calibration``): a few milliseconds for a step that
-        /// changes metadata only. A custom stage's own code (its policies' work beyond building and linking
+        /// measured on this store (``MigrationExplanation/calibration``), plus the time the explanation itself
+        /// took to open the store and plan the step (the migration repeats that work): a few milliseconds for
+        /// a step that changes metadata only. A custom stage's own code (its policies' work beyond building and linking
         /// objects, its scripts) is not known before it runs. Zero for a step that cannot be inferred.
         public var estimatedSeconds: Double = 0
     }
@@ -150,14 +151,17 @@ extension Store {
     /// from the model recorded in the store). Writes nothing.
     public static func explainMigration(at url: URL, schema: Schema, plan: MigrationPlan? = nil,
                                         configuration: StoreConfiguration = StoreConfiguration()) throws -> MigrationExplanation {
+        // Opening and reading the store, inferring and planning each step: the migration does the same work
+        // before its first write, so its time (measured here) is part of the estimate.
+        let begun = MonotonicClock.now()
         let effectivePlan = try plan ?? MigrationPlan(schemas: [schema])
         return try StoreOpener.withExistingEnvironment(at: url, configuration: configuration, schemas: [schema] + effectivePlan.schemas) { environment, configuration in
-            try explain(environment: environment, configuration: configuration, schema: schema, plan: effectivePlan)
+            try explain(environment: environment, configuration: configuration, schema: schema, plan: effectivePlan, begun: begun)
         }
     }
 
     private static func explain(environment: Environment, configuration: StoreConfiguration, schema: Schema,
-                                plan effectivePlan: MigrationPlan) throws -> MigrationExplanation {
+                                plan effectivePlan: MigrationPlan, begun: Double) throws -> MigrationExplanation {
         let driver = MigrationDriver(environment: environment, schema: schema, plan: effectivePlan, configuration: configuration)
         let header = try driver.readHeader()
         let recorded = try environment.read { try header.recordedSchema(in: $0) }
@@ -180,12 +184,14 @@ extension Store {
         guard case .migrate(let targets) = decision else {
             return MigrationExplanation(storeVersion: header.identity.versionIdentifier, isUpToDate: true, steps: [])
         }
+        let preparation = MonotonicClock.now() - begun
         let calibration = try MigrationCalibration.measure(environment: environment, header: header, schema: recorded)
         let batchSize = configuration.migration.batchSize
         var steps: [MigrationExplanation.Step] = []
         var source = recorded
         var catalog = header.catalog
         for target in targets {
+            let stepBegun = MonotonicClock.now()
             let stage = effectivePlan.stage(from: source.versionIdentifier, to: target.versionIdentifier)
             let isCustom = !(stage?.isLightweight ?? true)
             do {
@@ -199,6 +205,7 @@ extension Store {
                 var lowerBound = false
                 let after = nextCounts(counts, mapping: mapping, kinds: stepPlan.kinds, stage: stage, step: source.versionIdentifier + " → " + target.versionIdentifier)
                 var estimate = MigrationCostModel.stepStart(calibration: calibration)
+                estimate.seconds += (steps.isEmpty ? preparation : 0) + (MonotonicClock.now() - stepBegun)
                 for task in stepPlan.tasks {
                     let entity: String?
                     switch task {
