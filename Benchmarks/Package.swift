@@ -49,6 +49,9 @@ let package = Package(
             dependencies: [
                 "BenchCore", "BenchGRDB", "BenchLMDB", "BenchSQLite", "BenchStrata",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // The `strata` tool, built beside strata-bench for the cli-import and cli-export rows (it runs
+                // the executable; nothing of it is linked in).
+                .product(name: "strata", package: library),
             ]
         ),
         // Runs the runner at a small size and checks its JSON (no timed assertions).

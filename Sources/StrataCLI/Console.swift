@@ -49,22 +49,3 @@ enum Console {
 
     static var stderrIsTerminal: Bool { isatty(2) != 0 }
 }
-
-/// Buffered standard output for large outputs (exports).
-final class OutputBuffer {
-    private var bytes: [UInt8] = []
-    private let limit = 1 << 16
-
-    init() { bytes.reserveCapacity(limit + 4096) }
-
-    func append(_ data: [UInt8]) {
-        bytes.append(contentsOf: data)
-        if bytes.count >= limit { flush() }
-    }
-
-    func flush() {
-        guard !bytes.isEmpty else { return }
-        bytes.withUnsafeBytes { Console.write(1, $0) }
-        bytes.removeAll(keepingCapacity: true)
-    }
-}

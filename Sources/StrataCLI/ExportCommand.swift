@@ -34,25 +34,29 @@ struct ExportCommand: ParsableCommand {
             }
             entities = [e]
         }
-        let out = OutputBuffer()
+        // Lines are written into one reusable buffer, straight from record views, and go out 64 KiB at a time.
+        var buffer: [UInt8] = []
+        let limit = 1 << 16
+        buffer.reserveCapacity(limit + 4096)
+        func flush() {
+            guard !buffer.isEmpty else { return }
+            buffer.withUnsafeBytes { Console.write(1, $0) }
+            buffer.removeAll(keepingCapacity: true)
+        }
         do {
             try handle.read { context in
-                var line: [UInt8] = []
-                line.reserveCapacity(1024)
                 for entity in entities {
-                    try context.objects(entity.name).forEach { object in
-                        let attributes = entity.attributes.map { ValueJSON.json(for: object[$0.name]) }
-                        let relationships = try entity.relationships.map { try context.related(object, $0.name) }
-                        line.removeAll(keepingCapacity: true)
-                        ObjectLine.encode(entity: entity, id: object.id, attributes: attributes, relationships: relationships, into: &line)
-                        out.append(line)
+                    let writer = ExportLineWriter(entity: entity)
+                    try context.forEachView(of: entity.name) { view in
+                        try writer.write(view, context: context, into: &buffer)
+                        if buffer.count >= limit { flush() }
                     }
                 }
             }
         } catch {
-            out.flush()
+            flush()
             throw CLIFailure("the export stopped: " + ErrorText.describe(error, store: store))
         }
-        out.flush()
+        flush()
     }
 }

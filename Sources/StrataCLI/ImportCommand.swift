@@ -31,7 +31,7 @@ struct ImportCommand: ParsableCommand {
     @Argument(help: "The store directory (it must exist: see `strata create`).") var store: String
     @Argument(help: ArgumentHelp("The JSON Lines file; standard input when omitted or \"-\".", valueName: "file")) var file: String?
     @Option(help: "Import only objects of this entity; lines without \"entity\" are objects of it.") var entity: String?
-    @Option(help: "Lines per transaction.") var batchSize: Int = 1000
+    @Option(help: "Lines per transaction.") var batchSize: Int = 10_000
 
     func validate() throws {
         if batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
@@ -40,7 +40,7 @@ struct ImportCommand: ParsableCommand {
     private var source: String { file.flatMap { $0 == "-" ? nil : $0 } ?? "standard input" }
 
     /// Where a failure happened.
-    struct Failure {
+    struct Failure: Sendable {
         var line: Int
         var reason: String
     }
@@ -54,6 +54,8 @@ struct ImportCommand: ParsableCommand {
             throw CLIFailure("the store's model has no entity named \(entity); it has \(schema.entities.map(\.name).joined(separator: ", "))")
         }
         let reader = try LineReader(path: file)
+        let parser = ObjectLineParser(schema: schema, only: entity)
+        let entityNames = schema.entities.map(\.name)
         let spill = try SpillFile()
         let display = ProgressDisplay()
         let start = now()
@@ -66,7 +68,7 @@ struct ImportCommand: ParsableCommand {
         var batch: [(line: Int, object: ObjectLine.Parsed)] = []
         var committedObjects = 0
         var committedLines = 0
-        var perEntity: [String: Int] = [:]
+        var perEntityCount = [Int](repeating: 0, count: schema.entities.count)
         var skippedLines = 0
         var linkRecords = 0
         var failure: Failure? = nil
@@ -86,14 +88,20 @@ struct ImportCommand: ParsableCommand {
                     for item in batch {
                         do {
                             let object = item.object
+                            let name = entityNames[object.entityIndex]
                             if let id = object.id {
-                                for e in schema.entities where try context.object(id, of: e.name) != nil {
-                                    throw LineProblem("ID \(id.rawValue) is already used by a \(e.name) object")
+                                do {
+                                    try context.insert(name, id: id, orderedValues: object.values)
+                                } catch {
+                                    // An ID in use is reported as such, before any other problem of the line.
+                                    for e in entityNames where try context.object(id, of: e) != nil {
+                                        throw LineProblem("ID \(id.rawValue) is already used by a \(e) object")
+                                    }
+                                    throw error
                                 }
-                                try context.insert(object.entity.name, id: id, object.values)
                                 assigned.append(id)
                             } else {
-                                assigned.append(try context.insert(object.entity.name, object.values).id)
+                                assigned.append(try context.insert(name, orderedValues: object.values))
                             }
                         } catch {
                             failing = Failure(line: item.line, reason: Self.reason(error))
@@ -106,49 +114,56 @@ struct ImportCommand: ParsableCommand {
             }
             committedObjects += batch.count
             committedLines = lastLine
-            for item in batch { perEntity[item.object.entity.name, default: 0] += 1 }
+            for item in batch { perEntityCount[item.object.entityIndex] += 1 }
             // The links wait for the second pass, once every object exists.
             do {
                 for (item, id) in zip(batch, assigned) {
-                    let entityIndex = schema.entities.firstIndex { $0.name == item.object.entity.name } ?? 0
                     for link in item.object.links {
-                        try spill.write("\(item.line) \(entityIndex) \(id.rawValue) \(link.relationship) " + link.targets.map(String.init).joined(separator: " "))
+                        try spill.write("\(item.line) \(item.object.entityIndex) \(id.rawValue) \(link.relationship) " + link.targets.map(String.init).joined(separator: " "))
                         linkRecords += 1
                     }
                 }
             } catch {
                 return Failure(line: lastLine, reason: "the objects of lines up to \(lastLine) were committed, but their links could not be kept for the second pass: \(Self.reason(error))")
             }
-            batch.removeAll(keepingCapacity: true)
             display.update(.init(label: "importing objects", completed: committedObjects, total: 0))
             return nil
         }
 
-        while failure == nil {
-            let line: Data?
-            do { line = try reader.next() } catch {
-                failure = Failure(line: reader.lineNumber + 1, reason: Self.reason(error))
-                break
-            }
-            guard let line else { break }
-            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
-            do {
-                if let object = try ObjectLine.parse(line, schema: schema, only: entity) {
-                    batch.append((reader.lineNumber, object))
-                } else {
-                    skippedLines += 1
+        // The input is read and parsed a batch ahead, on a thread of its own, while each batch commits here.
+        let batches = LineBatches(reader: reader, parser: parser, schema: schema, only: entity, batchSize: batchSize)
+        batches.start()
+        var interrupted = false
+        reading: while true {
+            switch batches.next() {
+            case .batch(let next):
+                skippedLines += next.skipped
+                batch = next.objects
+                failure = commitBatch(through: next.throughLine)
+                // The objects go back to the reading thread, which allocated them, to be freed there.
+                batches.giveBack(&batch)
+                if failure != nil { break reading }
+                if Interrupts.requested {
+                    interrupted = true
+                    break reading
                 }
-            } catch {
-                failure = Failure(line: reader.lineNumber, reason: error.reason)
-                break
-            }
-            if batch.count >= batchSize {
-                failure = commitBatch(through: reader.lineNumber)
-                if failure == nil && Interrupts.requested { break }
+            case .end(let last):
+                skippedLines += last.skipped
+                if Interrupts.requested {
+                    interrupted = true
+                } else {
+                    batch = last.objects
+                    failure = commitBatch(through: last.throughLine)
+                }
+                break reading
+            case .failure(let partial, let problem):
+                // Nothing of the failing line's batch is committed.
+                skippedLines += partial.skipped
+                failure = problem
+                break reading
             }
         }
-        let interrupted = failure == nil && Interrupts.requested
-        if failure == nil && !interrupted { failure = commitBatch(through: reader.lineNumber) }
+        batches.stop()
         display.finish()
 
         // Pass 2: links, once every object exists. After a failed pass 1, the links of the committed
@@ -157,6 +172,8 @@ struct ImportCommand: ParsableCommand {
                                     lenientEverywhere: failure != nil || interrupted, display: display)
         display.finish()
 
+        var perEntity: [String: Int] = [:]
+        for (i, n) in perEntityCount.enumerated() where n > 0 { perEntity[entityNames[i], default: 0] += n }
         let objectsText = Format.plural(committedObjects, "object")
             + (perEntity.isEmpty ? "" : " (" + perEntity.sorted { $0.key < $1.key }.map { "\($0.key) \(Format.count($0.value))" }.joined(separator: ", ") + ")")
         if skippedLines > 0, let entity {

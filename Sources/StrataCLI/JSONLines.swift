@@ -74,49 +74,14 @@ enum JSONText {
 /// {"entity":"Post","id":12,"attributes":{"title":"Hello","views":3},"relationships":{"author":7,"tags":[3,4]}}
 /// ```
 enum ObjectLine {
-    /// The line of an exported object: entity, ID, every attribute in declaration order (null included),
-    /// every relationship in declaration order (to-one: an ID or null; to-many: IDs in ascending order).
-    static func encode(entity: Entity, id: ObjectID, attributes: [JSONValue], relationships: [[ObjectID]],
-                       into out: inout [UInt8]) {
-        out.append(contentsOf: "{\"entity\":".utf8)
-        JSONText.writeString(entity.name, into: &out)
-        out.append(contentsOf: ",\"id\":".utf8)
-        out.append(contentsOf: String(id.rawValue).utf8)
-        out.append(contentsOf: ",\"attributes\":{".utf8)
-        for (i, attribute) in entity.attributes.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            JSONText.writeString(attribute.name, into: &out)
-            out.append(UInt8(ascii: ":"))
-            JSONText.write(attributes[i], into: &out)
-        }
-        out.append(contentsOf: "},\"relationships\":{".utf8)
-        for (i, relationship) in entity.relationships.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            JSONText.writeString(relationship.name, into: &out)
-            out.append(UInt8(ascii: ":"))
-            let targets = relationships[i]
-            if relationship.isToMany {
-                out.append(UInt8(ascii: "["))
-                for (k, t) in targets.enumerated() {
-                    if k > 0 { out.append(UInt8(ascii: ",")) }
-                    out.append(contentsOf: String(t.rawValue).utf8)
-                }
-                out.append(UInt8(ascii: "]"))
-            } else if let t = targets.first {
-                out.append(contentsOf: String(t.rawValue).utf8)
-            } else {
-                out.append(contentsOf: "null".utf8)
-            }
-        }
-        out.append(contentsOf: "}}\n".utf8)
-    }
-
     /// An object read from a line, typed by the store's model.
-    struct Parsed {
-        var entity: Entity
+    struct Parsed: Sendable {
+        /// The entity's position in the model.
+        var entityIndex: Int
         var id: ObjectID?
-        var values: [String: Value]
-        /// Links by relationship position in the entity.
+        /// Every attribute's value in declaration order: those the line gives, the others' defaults (or null).
+        var values: [Value]
+        /// Links by relationship position in the entity, in the order of the relationships' names.
         var links: [(relationship: Int, targets: [UInt64])]
     }
 
@@ -153,16 +118,16 @@ enum ObjectLine {
                 guard let n = objectID(raw) else { throw LineProblem("\"id\" must be a positive integer, got \(JSONText.short(raw))") }
                 id = ObjectID(rawValue: n)
             }
-            var values: [String: Value] = [:]
+            var values = entity.attributes.map { $0.defaultValue ?? .null }
             switch members["attributes"] {
             case nil, .null?: break
             case .object(let attributes)?:
                 for (name, raw) in attributes {
-                    guard let attribute = entity.attribute(named: name) else {
+                    guard let position = entity.attributes.firstIndex(where: { $0.name == name }) else {
                         throw LineProblem("\(entity.name) has no attribute named \"\(name)\"")
                     }
                     do {
-                        values[name] = try ValueJSON.value(from: raw, type: attribute.type)
+                        values[position] = try ValueJSON.value(from: raw, type: entity.attributes[position].type)
                     } catch {
                         throw LineProblem("attribute \(name): \(error)")
                     }
@@ -201,7 +166,7 @@ enum ObjectLine {
                 }
             default: throw LineProblem("\"relationships\" must be an object")
             }
-            return Parsed(entity: entity, id: id, values: values, links: links)
+            return Parsed(entityIndex: schema.entities.firstIndex { $0.name == entity.name } ?? 0, id: id, values: values, links: links)
         }
     }
 

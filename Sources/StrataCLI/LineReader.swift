@@ -11,6 +11,8 @@ final class LineReader {
     private let ownsFile: Bool
     private var buffer: UnsafeMutablePointer<CChar>? = nil
     private var capacity = 0
+    /// The stream's buffer (glibc ignores a size given without one).
+    private let streamBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 1 << 20)
     /// The number of the last line returned, from 1.
     private(set) var lineNumber = 0
     /// Bytes read so far.
@@ -29,15 +31,25 @@ final class LineReader {
             file = f
             ownsFile = true
         }
+        // Large reads: a line costs a scan of the buffer, not a system call.
+        setvbuf(file, streamBuffer, _IOFBF, 1 << 20)
     }
 
     deinit {
         free(buffer)
         if ownsFile { fclose(file) }
+        streamBuffer.deallocate()
     }
 
     /// The next line without its line break, or nil at the end.
     func next() throws -> Data? {
+        guard let bytes = try nextBytes() else { return nil }
+        return bytes.baseAddress.map { Data(bytes: $0, count: bytes.count) } ?? Data()
+    }
+
+    /// The next line without its line break, in the reader's own buffer (no copy): valid until the next
+    /// call. Nil at the end.
+    func nextBytes() throws -> UnsafeRawBufferPointer? {
         errno = 0
         let n = getline(&buffer, &capacity, file)
         if n < 0 {
@@ -46,10 +58,10 @@ final class LineReader {
         }
         lineNumber += 1
         bytesRead += n
-        guard let buffer else { return Data() }
+        guard let buffer else { return UnsafeRawBufferPointer(start: nil, count: 0) }
         var length = n
         while length > 0, buffer[length - 1] == 0x0A || buffer[length - 1] == 0x0D { length -= 1 }
-        return Data(bytes: buffer, count: length)
+        return UnsafeRawBufferPointer(start: buffer, count: length)
     }
 }
 

@@ -17,16 +17,20 @@ struct PlanCommand: ParsableCommand {
             Infers the migration from the model recorded in the store to MODEL.json and prints each step: \
             each entity's mapping (copied, renamed, defaulted, dropped, widened), the indexes built or \
             dropped, the records each step touches, and whether it rewrites records or changes metadata \
-            only — or the diagnostics that say why it cannot be inferred (exit status 1). Nothing is written.
+            only, the bytes each step writes and the time it takes (estimated from a timed sample of the \
+            store's records) — or the diagnostics that say why it cannot be inferred (exit status 1). \
+            Nothing is written to the store. With --json, the same as JSON.
 
             Example:
               strata plan ./Posts.store --to Posts-v4.json
+              strata plan ./Posts.store --to Posts-v4.json --json | jq '.steps[] | {destination, estimatedSeconds}'
             """)
 
     @Argument(help: "The store directory.") var store: String
     @Option(name: .customLong("to"), help: ArgumentHelp("The destination model, in the schema JSON form.", valueName: "MODEL.json")) var model: String
     @Flag(name: .customLong("rewrite-records"), help: "Rewrite every record into its entity's new layout during the migration, and build new indexes before it ends, instead of changing metadata only (old records read through projections and rewritten in the background).")
     var rewriteRecords = false
+    @Flag(help: "Print the explanation as JSON, with each step's estimates.") var json = false
 
     func run() throws {
         let schema = try StoreAccess.loadModel(model)
@@ -44,12 +48,15 @@ struct PlanCommand: ParsableCommand {
             unfinished = try? handle.info().migration
             handle.close()
         }
-        if explanation.isUpToDate {
+        if json {
+            let document = PlanJSON(explanation, destination: schema.versionIdentifier, unfinished: unfinished)
+            Console.out(String(decoding: try Format.jsonEncoder().encode(document), as: UTF8.self))
+        } else if explanation.isUpToDate {
             Console.out("The store is at \(explanation.storeVersion), the version of \(model): nothing to migrate.")
         } else {
             Console.out(explanation.description)
         }
-        if let m = unfinished {
+        if let m = unfinished, !json {
             Console.out("")
             Console.out("An interrupted migration \(m.sourceVersion) → \(m.destinationVersion) is unfinished (task \(m.taskIndex + 1)/\(m.taskCount), \(Format.count(m.completed)) records done); `strata migrate` \(m.destinationVersion == schema.versionIdentifier ? "resumes it" : "to another model rolls it back first").")
         }

@@ -370,6 +370,57 @@ import Glibc
         #expect(try dir.strata("verify", store).status == 0)
     }
 
+    @Test func planGivesEstimatesAsTextAndJSON() throws {
+        let dir = try TempDir()
+        let store = try fixtureStore(dir)
+        try dir.write("v2.json", Fixtures.v2)
+        try dir.write("impossible.json", Fixtures.v2Impossible)
+        let before = try dir.read("\(store)/data.mdb")
+
+        let text = try dir.strata("plan", store, "--to", "v2.json")
+        #expect(text.status == 0, "\(text)")
+        #expect(text.stdout.contains("Estimate: writes about") && text.stdout.contains("takes about"), "\(text)")
+        #expect(text.stdout.contains("Estimates are calibrated on"), "\(text)")
+
+        let plan = try dir.strata("plan", store, "--to", "v2.json", "--json")
+        #expect(plan.status == 0, "\(plan)")
+        let root = try #require(try json(plan.stdout) as? [String: Any], "\(plan)")
+        #expect(root["storeVersion"] as? String == "v1" && root["destinationVersion"] as? String == "v2")
+        #expect(root["isUpToDate"] as? Bool == false)
+        #expect(((root["estimatedSeconds"] as? NSNumber)?.doubleValue ?? 0) > 0)
+        #expect(((root["bytesToWrite"] as? NSNumber)?.intValue ?? 0) > 0)
+        let calibration = try #require(root["calibration"] as? [String: Any])
+        for field in ["sampledRecords", "readSecondsPerRecord", "decodeSecondsPerRecord", "encodeSecondsPerRecord",
+                      "writeSecondsPerRecord", "insertSecondsPerRecord", "commitSeconds", "commitSecondsPerByte", "averageRecordBytes"] {
+            #expect(calibration[field] != nil, "calibration.\(field)")
+        }
+        let steps = try #require(root["steps"] as? [[String: Any]])
+        let step = try #require(steps.first)
+        #expect(step["source"] as? String == "v1" && step["destination"] as? String == "v2")
+        // v2's changes are all metadata only by default; --rewrite-records plans a rewrite, with more bytes to write.
+        #expect(step["rewritesRecords"] as? Bool == false && step["inferable"] as? Bool == true)
+        #expect(((step["bytesToWrite"] as? NSNumber)?.intValue ?? 0) > 0)
+        #expect(((step["estimatedSeconds"] as? NSNumber)?.doubleValue ?? 0) > 0)
+        for field in ["tasks", "entities", "entityHandling", "recordCounts", "recordsTouched", "diagnostics"] {
+            #expect(step[field] != nil, "step.\(field)")
+        }
+        let rewriting = try dir.strata("plan", store, "--to", "v2.json", "--json", "--rewrite-records")
+        let rewritingStep = try #require(((try json(rewriting.stdout) as? [String: Any])?["steps"] as? [[String: Any]])?.first, "\(rewriting)")
+        #expect(rewritingStep["rewritesRecords"] as? Bool == true)
+        #expect(((rewritingStep["bytesToWrite"] as? NSNumber)?.intValue ?? 0) > ((step["bytesToWrite"] as? NSNumber)?.intValue ?? 0))
+        let entities = try #require(step["entities"] as? [[String: Any]])
+        #expect(entities.contains { ($0["changes"] as? [String] ?? []).contains("headline: renamed from title") }, "\(entities)")
+
+        // A step that cannot be inferred: its diagnostics, exit status 1.
+        let impossible = try dir.strata("plan", store, "--to", "impossible.json", "--json")
+        #expect(impossible.status == 1, "\(impossible)")
+        let blocked = try #require(try json(impossible.stdout) as? [String: Any], "\(impossible)")
+        let blockedStep = try #require((blocked["steps"] as? [[String: Any]])?.first)
+        #expect(blockedStep["inferable"] as? Bool == false)
+        #expect((blockedStep["diagnostics"] as? [String] ?? []).contains { $0.contains("Post.summary") }, "\(blockedStep)")
+        #expect(try dir.read("\(store)/data.mdb") == before, "plan writes nothing")
+    }
+
     @Test func migrateDrawsABarOnATerminal() throws {
         let dir = try TempDir()
         try dir.write("v1.json", Fixtures.v1)

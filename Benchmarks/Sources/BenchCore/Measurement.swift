@@ -25,6 +25,10 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
     /// it) the same writes on the swept, idle store.
     case writesDuringSweep = "writes-during-sweep"
     case customSplit = "custom-split"
+    /// The `strata` tool importing the data set from the JSON Lines its export wrote, into a new store.
+    case cliImport = "cli-import"
+    /// The `strata` tool exporting the data set's store as JSON Lines, into a file.
+    case cliExport = "cli-export"
 
     /// Whether the scenario reads a store that an earlier step built and leaves it unchanged.
     public var readsBaseStore: Bool { self == .open || self == .scan || self == .get }
@@ -32,6 +36,10 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
     public var isMigration: Bool {
         [.lightweightMetadata, .lightweightRewrite, .forcedRewrite, .sweep, .scanOldLayout, .writesDuringSweep, .customSplit].contains(self)
     }
+    /// Whether the scenario runs the `strata` executable (on a store of its own, prepared for every run).
+    public var isTool: Bool { self == .cliImport || self == .cliExport }
+    /// Whether each run gets a store of its own, prepared for it.
+    public var hasOwnStore: Bool { isMigration || isTool }
 
     /// The scenario the peers (raw LMDB, SQLite, GRDB) run for this one: they have no projections, so every
     /// widening is their rewrite.
@@ -65,8 +73,8 @@ public enum System: String, CaseIterable, Codable, Sendable {
         case .strataCodable: [.insert, .scan, .get].contains(scenario)
         case .strataViews: scenario == .scan || scenario == .scanOldLayout
         case .strata: true
-        case .lmdb: ![.scanOldLayout, .writesDuringSweep].contains(scenario)
-        case .sqlite, .grdb: ![.sweep, .scanOldLayout, .writesDuringSweep].contains(scenario)
+        case .lmdb: ![.scanOldLayout, .writesDuringSweep].contains(scenario) && !scenario.isTool
+        case .sqlite, .grdb: ![.sweep, .scanOldLayout, .writesDuringSweep].contains(scenario) && !scenario.isTool
         }
     }
 

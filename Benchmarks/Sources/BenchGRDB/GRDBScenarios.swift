@@ -11,6 +11,8 @@ public enum GRDBScenarios {
     public static func run(_ task: ChildTask) throws -> ChildReport? {
         let task = task.asPeer
         switch (task.role, task.scenario) {
+        case (_, .cliImport), (_, .cliExport):
+            throw BenchFailure("\(task.scenario.rawValue) measures the strata tool only")
         case (.prepare, .insert):
             try FileManager.default.createDirectory(atPath: task.path, withIntermediateDirectories: true)
             return nil

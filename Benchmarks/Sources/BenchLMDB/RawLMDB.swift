@@ -18,6 +18,8 @@ public enum RawLMDB {
     public static func run(_ task: ChildTask) throws -> ChildReport? {
         let task = task.asPeer
         switch (task.role, task.scenario) {
+        case (_, .cliImport), (_, .cliExport):
+            throw BenchFailure("\(task.scenario.rawValue) measures the strata tool only")
         case (.prepare, .insert):
             return nil
         case (.prepare, _):

@@ -109,6 +109,8 @@ public enum StrataScenarios {
     public static func run(_ task: ChildTask) throws -> ChildReport? {
         let url = URL(fileURLWithPath: task.path)
         switch (task.role, task.scenario) {
+        case (_, .cliImport), (_, .cliExport):
+            return try CLIScenarios.run(task)
         case (.prepare, .insert):
             return nil
         case (.prepare, .sweep), (.prepare, .scanOldLayout), (.prepare, .writesDuringSweep):
@@ -336,11 +338,25 @@ public enum StrataScenarios {
         configuration.createIfMissing = false
         // The migration alone: the background sweep that follows a projection is measured by its own rows.
         configuration.backgroundMaintenance = false
-        let report = try measured(path: task.path) {
+        // The library's estimate, made before the timing (it reads a sample of the store and writes nothing).
+        let explanation = try Store.explainMigration(at: url, schema: target, plan: plan, configuration: configuration)
+        var report = try measured(path: task.path) {
             let start = Clock.now()
             let store = try Store.open(at: url, schema: target, plan: plan, configuration: configuration)
             store.close()
             return (Clock.now() - start, task.records, "records", [:], [])
+        }
+        report.extra["estimate_seconds"] = explanation.estimatedSeconds
+        report.extra["estimate_bytes"] = Double(explanation.bytesToWrite)
+        report.extra["estimate_ratio"] = explanation.estimatedSeconds / max(report.seconds, 1e-9)
+        if let c = explanation.calibration {
+            // What the estimate was computed from (seconds per record, and per durable commit).
+            report.extra["calibration_read_seconds"] = c.readSecondsPerRecord
+            report.extra["calibration_decode_seconds"] = c.decodeSecondsPerRecord
+            report.extra["calibration_encode_seconds"] = c.encodeSecondsPerRecord
+            report.extra["calibration_write_seconds"] = c.writeSecondsPerRecord
+            report.extra["calibration_insert_seconds"] = c.insertSecondsPerRecord
+            report.extra["calibration_commit_seconds"] = c.commitSeconds
         }
         try verifyMigrated(task, url: url, target: target)
         return report

@@ -36,6 +36,7 @@ enum Report {
             if let l = row(rows, scenario, .lmdb) { r.ratioToLmdb = r.recordsPerSecond / l.recordsPerSecond }
             if let s = row(rows, scenario, .sqlite) { r.ratioToSqlite = r.recordsPerSecond / s.recordsPerSecond }
             if let g = row(rows, scenario, .grdb) { r.ratioToGrdb = r.recordsPerSecond / g.recordsPerSecond }
+            if scenario == .cliImport, let i = row(rows, .insert, .strata) { r.ratioToStrataInsert = r.recordsPerSecond / i.recordsPerSecond }
             return r
         }
     }
@@ -94,6 +95,30 @@ enum Report {
             goals.append(Goal(goal: "app writes during the sweep ≥ 0.7× an idle store's",
                               measured: String(format: "%.2f×%@", x, overlap ? "" : " (the sweep ended before the writes)"),
                               met: overlap ? x >= 0.7 : nil))
+        }
+        // Issue 17: the tool at the library's speed.
+        if let r = row(rows, .cliImport, .strata), let v = r.ratioToStrataInsert {
+            goals.append(Goal(goal: "cli-import ≥ 0.5× the library's dynamic insert (strata insert)",
+                              measured: String(format: "%.2f (%@ objects/s)", v, format(rate: r.recordsPerSecond)), met: v >= 0.5))
+        } else {
+            goals.append(Goal(goal: "cli-import ≥ 0.5× the library's dynamic insert (strata insert)", measured: "not measured", met: nil))
+        }
+        if let r = row(rows, .cliExport, .strata) {
+            goals.append(Goal(goal: "cli-export ≥ 1 M objects/s", measured: "\(format(rate: r.recordsPerSecond)) objects/s",
+                              met: r.recordsPerSecond >= 1_000_000))
+        } else {
+            goals.append(Goal(goal: "cli-export ≥ 1 M objects/s", measured: "not measured", met: nil))
+        }
+        // Issue 17: explainMigration's estimate within a factor of 1.5 of the measured migration.
+        for scenario in [Scenario.lightweightMetadata, .lightweightRewrite, .forcedRewrite, .customSplit] {
+            let name = "estimate within 1.5× of measured on \(scenario.rawValue)"
+            guard let r = row(rows, scenario, .strata), let e = r.extra["estimate_seconds"] else {
+                goals.append(Goal(goal: name, measured: "not measured", met: nil))
+                continue
+            }
+            let factor = e / r.seconds
+            goals.append(Goal(goal: name, measured: String(format: "%@ estimated, %@ measured (×%.2f)", format(seconds: e), format(seconds: r.seconds), factor),
+                              met: factor <= 1.5 && factor >= 1 / 1.5))
         }
         if let m = row(rows, .lightweightMetadata, .strata) {
             goals.append(Goal(goal: "lightweight-metadata in milliseconds", measured: format(seconds: m.seconds), met: m.seconds < 0.1))
@@ -166,6 +191,12 @@ enum Report {
                     parts.append("\(key.replacingOccurrences(of: "_seconds", with: "").replacingOccurrences(of: "_", with: "+")) \(format(seconds: v))")
                 }
             }
+            if let e = r.extra["estimate_seconds"] {
+                parts.append(String(format: "estimate %@ (×%.2f of the measured time), %@ to write", format(seconds: e), e / r.seconds,
+                                    format(decimalBytes: r.extra["estimate_bytes"] ?? 0)))
+            }
+            if let v = r.ratioToStrataInsert { parts.append(String(format: "%.2f× the library's dynamic insert", v)) }
+            if let v = r.extra["tool_peak_rss_bytes"] { parts.append("the tool's peak RSS \(format(bytes: Int(v)))") }
             parts.append(contentsOf: r.notes)
             if !parts.isEmpty { out.append("- \(r.scenario) · \(r.system): " + parts.joined(separator: ", ")) }
         }
@@ -295,6 +326,13 @@ func format(spread low: Double, _ high: Double) -> String {
 
 func format(ratio: Double?) -> String {
     ratio.map { String(format: "%.2f", $0) } ?? ""
+}
+
+func format(decimalBytes b: Double) -> String {
+    if b >= 1e9 { return String(format: "%.2f GB", b / 1e9) }
+    if b >= 1e6 { return String(format: "%.1f MB", b / 1e6) }
+    if b >= 1e3 { return String(format: "%.1f kB", b / 1e3) }
+    return String(format: "%.0f bytes", b)
 }
 
 func format(bytes b: Int) -> String {

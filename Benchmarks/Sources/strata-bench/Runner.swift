@@ -2,6 +2,7 @@ import ArgumentParser
 import BenchCore
 import BenchLMDB
 import BenchSQLite
+import BenchStrata
 import Foundation
 
 /// One measurement, as the JSON file and the table give it: with `--runs N`, the median of its N runs.
@@ -24,6 +25,9 @@ struct ResultRow: Codable {
     var ratioToLmdb: Double?
     var ratioToSqlite: Double?
     var ratioToGrdb: Double?
+    /// `cli-import`: the tool's throughput divided by the library's dynamic insert (`insert` · `strata`) in
+    /// the same run.
+    var ratioToStrataInsert: Double? = nil
     var extra: [String: Double]
     var notes: [String]
     /// How many times the measurement ran (each in its own child), the fastest and slowest run, and every
@@ -144,6 +148,10 @@ struct StrataBench: ParsableCommand {
     func run() throws {
         let scenarioList = try parsedScenarios()
         let systemList = try parsedSystems()
+        if scenarioList.contains(where: \.isTool) && systemList.contains(.strata) {
+            // Found before anything runs: the tool's rows need the built executable.
+            _ = try CLIScenarios.executable()
+        }
         #if DEBUG
         note("strata-bench: this is a debug build; measure with `swift run -c release`")
         #endif
@@ -171,15 +179,15 @@ struct StrataBench: ParsableCommand {
             let base = root + "/base-\(system.rawValue)"
             // Insert builds the base store that open, scan and get then read (each run of insert builds it
             // anew); migrations get a store each, prepared for every run.
-            let path = scenario.isMigration ? root + "/\(scenario.rawValue)-\(system.rawValue)" : base
+            let path = scenario.hasOwnStore ? root + "/\(scenario.rawValue)-\(system.rawValue)" : base
             func task(_ role: ChildTask.Role) -> ChildTask {
                 ChildTask(role: role, scenario: scenario, system: system, records: records, seed: seed, path: path,
                           reportPath: root + "/report.json", gets: gets, openCycles: openCycles, batchSize: batchSize)
             }
-            if scenario == .insert || scenario.isMigration {
+            if scenario == .insert || scenario.hasOwnStore {
                 try? fm.removeItem(atPath: path)
             }
-            let needsPreparation = scenario.isMigration || (scenario.readsBaseStore && !baseReady.contains(system))
+            let needsPreparation = scenario.hasOwnStore || (scenario.readsBaseStore && !baseReady.contains(system))
             if needsPreparation {
                 note("\(tag): preparing \(grouped(records)) records")
                 try? fm.removeItem(atPath: path)
@@ -205,7 +213,10 @@ struct StrataBench: ParsableCommand {
             note("\(tag): \(format(seconds: report.seconds)), \(format(rate: rate)) \(report.unit)/s, "
                  + "peak RSS \(format(bytes: outcome.maxRSSBytes)), peak anon \(format(bytes: report.peakAnonBytes))")
             if scenario == .insert { baseReady.insert(system) }
-            if scenario.isMigration { try? fm.removeItem(atPath: path) }
+            if scenario.hasOwnStore {
+                try? fm.removeItem(atPath: path)
+                try? fm.removeItem(atPath: path + ".jsonl")
+            }
             // The base store is no longer needed once the last scenario reading it has run for this system.
             if scenario == lastRead && run == runs { try? fm.removeItem(atPath: base) }
         }

@@ -65,6 +65,9 @@ import Testing
         // Issue 13's rows: the sweep beside raw LMDB's rewrite; old-layout scans and writes during the sweep, Strata's only.
         for key in ["sweep/strata", "sweep/lmdb", "scan-old-layout/strata", "scan-old-layout/strata-typed", "scan-old-layout/strata-views",
                     "writes-during-sweep/strata"] { expected.insert(key) }
+        // The `strata` tool's rows (its executable, built beside strata-bench).
+        expected.insert("cli-import/strata")
+        expected.insert("cli-export/strata")
         var seen: Set<String> = []
         for r in results {
             let scenario = try #require(r["scenario"] as? String)
@@ -94,7 +97,13 @@ import Testing
             if scenario == "writes-during-sweep" {
                 #expect(((extra["idle_seconds"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): idle_seconds")
             }
-            if scenario == "sweep" && system == "strata" {
+            if scenario.hasPrefix("cli-") {
+                // The tool's rows: no peer; the import is compared with the library's insert.
+                if scenario == "cli-import" {
+                    #expect(((r["ratio_to_strata_insert"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_strata_insert")
+                }
+                #expect(((extra["tool_peak_rss_bytes"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): tool_peak_rss_bytes")
+            } else if scenario == "sweep" && system == "strata" {
                 #expect(((r["ratio_to_lmdb"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_lmdb")
             } else if system.hasPrefix("strata") && !["scan-old-layout", "writes-during-sweep"].contains(scenario) {
                 #expect(((r["ratio_to_lmdb"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_lmdb")
@@ -102,8 +111,21 @@ import Testing
                 #expect(((r["ratio_to_grdb"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_grdb")
             }
         }
+        // Migrations carry explainMigration's estimate beside the measured time.
+        for r in results where ["lightweight-metadata", "lightweight-rewrite", "custom-split"].contains(r["scenario"] as? String ?? "")
+            && (r["system"] as? String ?? "").hasPrefix("strata") {
+            let extra = r["extra"] as? [String: Any] ?? [:]
+            for field in ["estimate_seconds", "estimate_bytes", "estimate_ratio"] {
+                #expect(((extra[field] as? NSNumber)?.doubleValue ?? 0) > 0, "\(r["scenario"] ?? "")/\(r["system"] ?? ""): \(field)")
+            }
+        }
         #expect(seen == expected, "missing: \(expected.subtracting(seen).sorted()), extra: \(seen.subtracting(expected).sorted())")
         let goals = try #require(root["goals"] as? [[String: Any]])
         #expect(goals.count >= 7)
+        let goalNames = goals.compactMap { $0["goal"] as? String }
+        for name in ["cli-import ≥ 0.5× the library's dynamic insert (strata insert)", "cli-export ≥ 1 M objects/s",
+                     "estimate within 1.5× of measured on lightweight-rewrite"] {
+            #expect(goalNames.contains(name), "goal \(name) missing: \(goalNames)")
+        }
     }
 }

@@ -33,6 +33,16 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
         /// New indexes (`Entity.attribute`) the store's maintenance builds after the step, while the store is in
         /// use (queries scan until they are complete).
         public var backgroundIndexes: [String] = []
+        /// The bytes the step is estimated to write: rewritten records, created objects, association and
+        /// index entries, links, and the metadata of the switch (see ``MigrationExplanation/calibration``).
+        /// Zero for a step that cannot be inferred.
+        public var bytesToWrite: Int = 0
+        /// The step's estimated duration in seconds, from the records it goes over and the per-record costs
+        /// measured on this store (``MigrationExplanation/calibration``), plus the time the explanation itself
+        /// took to open the store and plan the step (the migration repeats that work): a few milliseconds for
+        /// a step that changes metadata only. A custom stage's own code (its policies' work beyond building and linking
+        /// objects, its scripts) is not known before it runs. Zero for a step that cannot be inferred.
+        public var estimatedSeconds: Double = 0
     }
 
     /// How many objects an entity has at a step's start: counted in the store, or estimated for entities a
@@ -60,6 +70,14 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
     public var storeVersion: String
     public var isUpToDate: Bool
     public var steps: [Step]
+    /// The per-record costs the estimates come from, measured on the store as it was explained (nil when
+    /// there is nothing to migrate).
+    public var calibration: MigrationCalibration? = nil
+
+    /// The estimated duration of the whole migration, in seconds.
+    public var estimatedSeconds: Double { steps.reduce(0) { $0 + $1.estimatedSeconds } }
+    /// The estimated bytes the whole migration writes.
+    public var bytesToWrite: Int { steps.reduce(0) { $0 + $1.bytesToWrite } }
 
     public var description: String {
         if isUpToDate { return "The store is at \(storeVersion), the app's version: nothing to migrate." }
@@ -103,8 +121,34 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
                 }
             }
             lines.append("  Tasks: " + step.tasks.joined(separator: ", "))
+            lines.append("  Estimate: writes about \(Self.bytesText(step.bytesToWrite)), takes about \(Self.secondsText(step.estimatedSeconds))"
+                         + (step.isCustom ? " plus the stage's own code" : ""))
+        }
+        if let c = calibration, c.sampledRecords > 0 {
+            lines.append("")
+            lines.append("Estimates are calibrated on \(c.sampledRecords) records of this store: per record, read \(Self.secondsText(c.readSecondsPerRecord)), decode \(Self.secondsText(c.decodeSecondsPerRecord)), encode \(Self.secondsText(c.encodeSecondsPerRecord)), write \(Self.secondsText(c.writeSecondsPerRecord)), insert an object \(Self.secondsText(c.insertSecondsPerRecord)); a durable commit \(Self.secondsText(c.commitSeconds)).")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// `1.2 MB`-style text (decimal units).
+    static func bytesText(_ bytes: Int) -> String {
+        let units = ["bytes", "kB", "MB", "GB", "TB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1000 && unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) bytes" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    /// `1.2 s`, `35 ms`, `0.8 µs`-style text.
+    static func secondsText(_ seconds: Double) -> String {
+        if seconds >= 1 { return String(format: "%.1f s", seconds) }
+        if seconds >= 1e-3 { return String(format: "%.0f ms", seconds * 1e3) }
+        if seconds >= 1e-6 { return String(format: "%.1f µs", seconds * 1e6) }
+        return String(format: "%.0f ns", seconds * 1e9)
     }
 }
 
@@ -113,14 +157,17 @@ extension Store {
     /// from the model recorded in the store). Writes nothing.
     public static func explainMigration(at url: URL, schema: Schema, plan: MigrationPlan? = nil,
                                         configuration: StoreConfiguration = StoreConfiguration()) throws -> MigrationExplanation {
+        // Opening and reading the store, inferring and planning each step: the migration does the same work
+        // before its first write, so its time (measured here) is part of the estimate.
+        let begun = MonotonicClock.now()
         let effectivePlan = try plan ?? MigrationPlan(schemas: [schema])
         return try StoreOpener.withExistingEnvironment(at: url, configuration: configuration, schemas: [schema] + effectivePlan.schemas) { environment, configuration in
-            try explain(environment: environment, configuration: configuration, schema: schema, plan: effectivePlan)
+            try explain(environment: environment, configuration: configuration, schema: schema, plan: effectivePlan, begun: begun)
         }
     }
 
     private static func explain(environment: Environment, configuration: StoreConfiguration, schema: Schema,
-                                plan effectivePlan: MigrationPlan) throws -> MigrationExplanation {
+                                plan effectivePlan: MigrationPlan, begun: Double) throws -> MigrationExplanation {
         let driver = MigrationDriver(environment: environment, schema: schema, plan: effectivePlan, configuration: configuration)
         let header = try driver.readHeader()
         let recorded = try environment.read { try header.recordedSchema(in: $0) }
@@ -143,10 +190,14 @@ extension Store {
         guard case .migrate(let targets) = decision else {
             return MigrationExplanation(storeVersion: header.identity.versionIdentifier, isUpToDate: true, steps: [])
         }
+        let preparation = MonotonicClock.now() - begun
+        let calibration = try MigrationCalibration.measure(environment: environment, header: header, schema: recorded)
+        let batchSize = configuration.migration.batchSize
         var steps: [MigrationExplanation.Step] = []
         var source = recorded
         var catalog = header.catalog
         for target in targets {
+            let stepBegun = MonotonicClock.now()
             let stage = effectivePlan.stage(from: source.versionIdentifier, to: target.versionIdentifier)
             let isCustom = !(stage?.isLightweight ?? true)
             do {
@@ -160,6 +211,9 @@ extension Store {
                                                     indexesInBackground: configuration.migration.buildsIndexesInBackground)
                 var touched = 0
                 var lowerBound = false
+                let after = nextCounts(counts, mapping: mapping, kinds: stepPlan.kinds, stage: stage, step: source.versionIdentifier + " → " + target.versionIdentifier)
+                var estimate = MigrationCostModel.stepStart(calibration: calibration)
+                estimate.seconds += (steps.isEmpty ? preparation : 0) + (MonotonicClock.now() - stepBegun)
                 for task in stepPlan.tasks {
                     let entity: String?
                     switch task {
@@ -179,6 +233,33 @@ extension Store {
                             lowerBound = true
                         }
                     }
+                    // Destination entities a stage creates are counted as the step will leave them.
+                    var records = entity.flatMap { counts[$0]?.value } ?? 0
+                    var destinations = 1
+                    switch task {
+                    case .checkRequired(let e), .buildIndex(let e, _):
+                        if counts[entity ?? e] == nil { records = after[e]?.value ?? 0 }
+                    case .instances(let p, let m):
+                        // The objects made per source object: one of each entity the mapping creates (its
+                        // declared destinations, and the source's own destination when the stage builds it).
+                        if let entityMapping = stage?.passes[p][m] {
+                            var created = Set(entityMapping.destinationEntities)
+                            if let d = mapping.entities.first(where: { $0.sourceName == entityMapping.sourceEntity })?.destinationName,
+                               stepPlan.kinds[d] == .built {
+                                created.insert(d)
+                            }
+                            destinations = created.count
+                        }
+                    case .relationships(let p, let m):
+                        // A closure policy without a relationship closure, whose entity has no relationship
+                        // to carry over, makes no links: the pass is one empty commit.
+                        if let entityMapping = stage?.passes[p][m], Self.relationshipPassIsEmpty(entityMapping, source: source, mapping: mapping) {
+                            records = 0
+                        }
+                    default: break
+                    }
+                    estimate += MigrationCostModel.estimate(task, records: records, recordBytes: calibration.recordBytes(entity),
+                                                            destinations: destinations, calibration: calibration, batchSize: batchSize)
                 }
                 steps.append(MigrationExplanation.Step(
                     source: source.versionIdentifier, destination: target.versionIdentifier, isCustom: isCustom,
@@ -194,8 +275,9 @@ extension Store {
                     },
                     backgroundIndexes: stepPlan.destinationCatalog.indexes.filter { stepPlan.backgroundIndexes.contains($0.tag) }.compactMap { index in
                         stepPlan.destinationCatalog.entity(tag: index.entityTag).map { "\($0.name).\(index.attribute)" }
-                    }))
-                counts = nextCounts(counts, mapping: mapping, kinds: stepPlan.kinds, stage: stage, step: source.versionIdentifier + " → " + target.versionIdentifier)
+                    },
+                    bytesToWrite: Int(estimate.bytes.rounded()), estimatedSeconds: estimate.seconds))
+                counts = after
                 catalog = stepPlan.destinationCatalog
             } catch let error as MigrationError {
                 var diagnostics: [MigrationDiagnostic] = []
@@ -209,7 +291,17 @@ extension Store {
             }
             source = target
         }
-        return MigrationExplanation(storeVersion: header.identity.versionIdentifier, isUpToDate: false, steps: steps)
+        return MigrationExplanation(storeVersion: header.identity.versionIdentifier, isUpToDate: false, steps: steps,
+                                    calibration: calibration)
+    }
+
+    /// Whether a mapping's relationship pass makes no links (what the step runner skips).
+    private static func relationshipPassIsEmpty(_ m: EntityMapping, source: Schema, mapping: InferredMapping) -> Bool {
+        guard let policy = m.policy as? ClosurePolicy, policy.relationships == nil else { return false }
+        guard let entity = source.entity(named: m.sourceEntity),
+              let destName = mapping.entities.first(where: { $0.sourceName == m.sourceEntity })?.destinationName,
+              let plan = mapping.entity(destName) else { return true }
+        return !entity.relationships.contains { sr in plan.relationships.contains { $0.sourceName == sr.name } }
     }
 
     /// The object counts after a step: carried over for entities that keep their objects, zero for new

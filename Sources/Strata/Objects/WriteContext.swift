@@ -7,6 +7,7 @@ import Foundation
 /// ### Creating, changing and deleting objects
 /// - ``insert(_:_:)``
 /// - ``insert(_:orderedValues:)``
+/// - ``insert(_:id:orderedValues:)``
 /// - ``update(_:)``
 /// - ``delete(_:)``
 /// - ``delete(_:of:)``
@@ -139,6 +140,31 @@ public final class WriteContext: ReadContext {
         }
         var row = orderedValues
         return ObjectID(rawValue: try insertRow(binding, &row, id: nil))
+    }
+
+    /// Inserts an object under a given identifier, given every attribute's value in declaration order: the
+    /// fastest way to load objects that keep their identifiers (an import of an export). The identifier
+    /// must not be in use by any object of the store; identifiers allocated later are greater than it.
+    /// - Throws: ``StoreError/uniqueConstraintViolation(entity:attribute:value:existing:)`` with attribute
+    ///   `"id"` when the identifier is taken, ``StoreError/typeMismatch(expected:actual:)`` when the number of
+    ///   values is not the entity's number of attributes, and the errors of ``insert(_:_:)``.
+    public func insert(_ entity: String, id: ObjectID, orderedValues: [Value]) throws {
+        let binding = try binding(entity)
+        guard orderedValues.count == binding.attributeNames.count else {
+            throw StoreError.typeMismatch(expected: "\(binding.attributeNames.count) values for \(entity)",
+                                          actual: "\(orderedValues.count)")
+        }
+        // Every stored identifier is below the counter (`Store.verify()` checks it): one at or above it is free,
+        // as in an import of an export into a new store.
+        if nextID == nil { nextID = try model.meta.read(.counter, in: txn, CounterRecord.decode) ?? 1 }
+        if id.rawValue < nextID ?? 1 {
+            for other in model.entities where try exists(id.rawValue, other) {
+                throw StoreError.uniqueConstraintViolation(entity: other.name, attribute: "id", value: id.description, existing: id)
+            }
+        }
+        var row = orderedValues
+        try reserveIDs(through: id.rawValue)
+        _ = try insertRow(binding, &row, id: id.rawValue)
     }
 
     /// Inserts a row of attribute values; with `id`, under that identifier (used by migrations).

@@ -1,0 +1,109 @@
+import Foundation
+import Strata
+import StrataTestSupport
+import Testing
+
+/// The cost estimates of `Store.explainMigration`: their shape only (positive where work exists, two commits
+/// — the journal's and the switch — for a metadata-only step, more bytes for a rewrite), never a timing.
+@Suite struct MigrationEstimateTests {
+    static func v1() throws -> Schema {
+        try Schema("v1") { Entity("Item") { Attribute("n", .int32); Attribute("name", .string) } }
+    }
+    /// Metadata only: a rename and an added default.
+    static func renamed() throws -> Schema {
+        try Schema("v2-metadata") {
+            Entity("Item") {
+                Attribute("n", .int32)
+                Attribute("title", .string).renamed(from: "name")
+                Attribute("flag", .bool).defaultValue(false)
+            }
+        }
+    }
+    /// Every record rewritten: `n` widened.
+    static func widened() throws -> Schema {
+        try Schema("v2-rewrite") { Entity("Item") { Attribute("n", .int64); Attribute("name", .string) } }
+    }
+
+    static let count = 3_000
+
+    static func makeStore(_ url: URL) throws {
+        let store = try Store.open(at: url, schema: try v1())
+        defer { store.close() }
+        try store.write { context in
+            for i in 0..<count {
+                try context.insert("Item", orderedValues: [.int32(Int32(i)), .string("item number \(i) with some text")])
+            }
+        }
+    }
+
+    @Test func metadataStepIsTwoCommitsAndRewriteScalesWithRecords() throws {
+        let dir = try TemporaryDirectory("estimate")
+        try Self.makeStore(dir.store)
+        let before = StoreFileBytes.snapshot(dir.store)
+        let metadata = try Store.explainMigration(at: dir.store, schema: try Self.renamed())
+        // A widening is metadata only by default (a projection); rewriting every record is asked for.
+        var rewriting = StoreConfiguration()
+        rewriting.createIfMissing = false
+        rewriting.migration.rewritesEveryRecord()
+        let rewrite = try Store.explainMigration(at: dir.store, schema: try Self.widened(), configuration: rewriting)
+        #expect(StoreFileBytes.snapshot(dir.store) == before, "explaining (and calibrating) wrote to the store")
+
+        let m = try #require(metadata.steps.first)
+        let r = try #require(rewrite.steps.first)
+        #expect(!m.rewritesRecords && r.rewritesRecords)
+
+        // The calibration sampled the store's records and measured positive costs.
+        let c = try #require(rewrite.calibration)
+        #expect(c.sampledRecords == Self.count)
+        #expect(c.readSecondsPerRecord > 0 && c.decodeSecondsPerRecord > 0 && c.encodeSecondsPerRecord > 0)
+        #expect(c.writeSecondsPerRecord >= 0 && c.insertSecondsPerRecord > 0 && c.commitSeconds > 0 && c.commitSecondsPerByte >= 0)
+        let recordBytes = try #require(c.averageRecordBytes["Item"])
+        #expect(recordBytes > 20 && recordBytes < 200)
+
+        // A metadata-only step writes a few pages in two commits (its journal, the switch), whatever the
+        // number of records; the rest of its estimate is the planning the explanation timed, no record work.
+        let mc = try #require(metadata.calibration)
+        #expect(m.bytesToWrite > 0 && m.bytesToWrite <= 64 * 1024)
+        #expect(m.estimatedSeconds > 2 * mc.commitSeconds + Double(m.bytesToWrite) * mc.commitSecondsPerByte)
+
+        // A rewrite writes every record (at least their bytes) and costs every record's read and write,
+        // its batches' commits and the switch's.
+        #expect(r.bytesToWrite > m.bytesToWrite)
+        #expect(Double(r.bytesToWrite) >= Double(Self.count) * recordBytes)
+        let perRecord = c.readSecondsPerRecord + c.writeSecondsPerRecord
+        #expect(r.estimatedSeconds >= Double(Self.count) * perRecord + 2 * c.commitSeconds - 1e-9)
+        #expect(rewrite.estimatedSeconds == r.estimatedSeconds && rewrite.bytesToWrite == r.bytesToWrite)
+
+        for text in ["Estimate: writes about", "Estimates are calibrated on \(Self.count) records of this store"] {
+            #expect(rewrite.description.contains(text), "\(text): \(rewrite.description)")
+        }
+    }
+
+    @Test func aCustomStageEstimatesItsPassesAndAnUpToDateStoreNothing() throws {
+        let dir = try TemporaryDirectory("estimate-custom")
+        try Self.makeStore(dir.store)
+        // v1 → v3: a required attribute without a default needs a custom stage that fills it.
+        let v3 = try Schema("v3") {
+            Entity("Item") { Attribute("n", .int32); Attribute("name", .string); Attribute("code", .string) }
+        }
+        let stage = MigrationStage.custom(from: "v1", to: "v3", entityMappings: [
+            .transform("Item", instances: { item, ctx in
+                var object = try ctx.inferredObject(for: item)
+                object["code"] = .string("c\(item["n"].int64Value ?? 0)")
+                try ctx.insert(object)
+            }),
+        ])
+        let plan = try MigrationPlan(schemas: [try Self.v1(), v3], stages: [stage])
+        let custom = try Store.explainMigration(at: dir.store, schema: v3, plan: plan)
+        let step = try #require(custom.steps.first)
+        #expect(step.isCustom)
+        #expect(step.bytesToWrite > 0 && step.estimatedSeconds > 0)
+        let rewrite = try #require(try Store.explainMigration(at: dir.store, schema: try Self.widened()).steps.first)
+        // The policy pass decodes and re-encodes every object: at least as many bytes as the rewrite.
+        #expect(step.bytesToWrite >= rewrite.bytesToWrite)
+        #expect(custom.description.contains("plus the stage's own code"))
+
+        let upToDate = try Store.explainMigration(at: dir.store, schema: try Self.v1())
+        #expect(upToDate.isUpToDate && upToDate.calibration == nil && upToDate.estimatedSeconds == 0 && upToDate.bytesToWrite == 0)
+    }
+}
