@@ -27,7 +27,20 @@ enum Journal {
         }
     }
 
-    /// A rewrite from v2: `words` widened.
+    /// From v3: `mood` made required with a default (nulls read the default).
+    enum V4: SchemaVersion {
+        static let versionIdentifier = "v4"
+        static let models: [any EntityModel.Type] = [Note.self]
+        @Entity struct Note {
+            var headline: String
+            var body: String
+            var words: Int64
+            var pinned: Bool = false
+            var mood: String = "calm"
+        }
+    }
+
+    /// From v2: `words` widened (a projection too).
     enum V3: SchemaVersion {
         static let versionIdentifier = "v3"
         static let models: [any EntityModel.Type] = [Note.self]
@@ -96,5 +109,41 @@ enum Journal {
                 #expect(note.words == Int64(Int32.max) - Int64(i) && note.headline == "t\(i)")
             }
         }
+    }
+
+    @Test("a layout that widens, defaults a null and keeps a field reads in place through the typed path, as the dynamic path reads it, before and after the sweep")
+    func everyKindOfProjection() throws {
+        let dir = try TemporaryDirectory()
+        let v2 = try Store.open(at: dir.store, schema: try Schema(Journal.V2.self), plan: try MigrationPlan(versions: [Journal.V1.self, Journal.V2.self]))
+        let ids = try v2.write { ctx in
+            try (0..<100).map { i in
+                try ctx.insert(Journal.V2.Note(headline: "h\(i)", body: "b\(i)", words: Int32.max - Int32(i), pinned: i % 3 == 0,
+                                               mood: i.isMultiple(of: 2) ? nil : "mood \(i)"))
+            }
+        }
+        v2.close()
+        let plan = try MigrationPlan(versions: [Journal.V1.self, Journal.V2.self, Journal.V3.self, Journal.V4.self])
+        var configuration = StoreConfiguration()
+        configuration.backgroundMaintenance = false
+        let store = try Store.open(at: dir.store, schema: try Schema(Journal.V4.self), plan: plan, configuration: configuration)
+        defer { store.close() }
+        #expect(try store.maintenanceStatus().oldLayoutRecords == ids.count, "every record kept its v2 layout")
+        func check(_ label: String) throws {
+            try store.read { ctx in
+                for (i, id) in ids.enumerated() {
+                    let note = try #require(try ctx.fetch(Journal.V4.Note.self, id: id))
+                    let expectedMood = i.isMultiple(of: 2) ? "calm" : "mood \(i)"
+                    #expect(note.headline == "h\(i)" && note.body == "b\(i)" && note.words == Int64(Int32.max) - Int64(i)
+                            && note.pinned == (i % 3 == 0) && note.mood == expectedMood, "\(label): \(note)")
+                    let object = try #require(try ctx.object(id, of: "Note"))
+                    #expect(object["words"] == .int64(note.words) && object["mood"] == .string(note.mood), "\(label): \(object)")
+                }
+                #expect(try ctx.objects(Journal.V4.Note.self).filter(\.mood == "calm").count() == ids.count / 2, "\(label)")
+            }
+        }
+        try check("old layout")
+        _ = try store.compactLayouts(batchSize: 7)
+        #expect(try store.maintenanceStatus().isComplete)
+        try check("after the sweep")
     }
 }

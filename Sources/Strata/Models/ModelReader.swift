@@ -3,11 +3,10 @@ import Foundation
 /// Reads one stored object's attributes by slot, for the code the `@Entity` macro generates
 /// (``EntityModel/init(from:)``). A slot is the attribute's position in ``EntityModel/entity``.
 ///
-/// A record in the entity's current layout (or any layout whose fields all map to attributes) is read in
-/// place, field after field, from the store's memory map: no ``Value``, no dictionary. A record of an older
-/// layout whose attributes come through a projection (an added attribute's constant, a default for null) is
-/// decoded through the projection first, so a value read through a newer type is exactly what the dynamic
-/// API reads.
+/// A record is read in place, field after field, from the store's memory map: no ``Value``, no dictionary.
+/// A record of an older layout is read through its layout's projection, attribute by attribute: a field
+/// read as it is, a default for a null field, a constant for an attribute added since, a narrower field
+/// widened — so a value read through a newer type is exactly what the dynamic API reads.
 ///
 /// A reader is valid only during the ``EntityModel/init(from:)`` call that receives it.
 public struct ModelReader {
@@ -33,17 +32,10 @@ public struct ModelReader {
             var (layoutID, r) = try RecordCodec.open(bytes, entityTag: binding.tag, id: id)
             guard let layout = binding.layout(layoutID) else { throw DecodeFailure("unknown layout \(layoutID)") }
             self.layout = layout
-            if layout.isDirect {
-                bitmap = try r.bytes(layout.layout.bitmapSize)
-                fieldsStart = r.offset
-                reader = r
-                values = nil
-            } else {
-                bitmap = UnsafeRawBufferPointer(start: nil, count: 0)
-                fieldsStart = 0
-                reader = BinaryReader(UnsafeRawBufferPointer(start: nil, count: 0))
-                values = try binding.decodeValues(bytes, id: id)
-            }
+            bitmap = try r.bytes(layout.layout.bitmapSize)
+            fieldsStart = r.offset
+            reader = r
+            values = nil
         } catch let failure as DecodeFailure {
             throw StoreError.corruptedRecord(entity: binding.name, id: ObjectID(rawValue: id), reason: failure.reason)
         }
@@ -105,6 +97,12 @@ public struct ModelReader {
             throw StoreError.typeMismatch(expected: "a field of type code \(code) for \(binding.name).\(binding.attributeNames[slot])",
                                           actual: "type code \(layout.fieldCodes[f])")
         }
+        return try locate(field: f)
+    }
+
+    /// Positions the reader at field `f`; false when the field is null.
+    @inline(__always)
+    private mutating func locate(field f: Int) throws -> Bool {
         if f < nextField {
             reader.offset = fieldsStart
             nextField = 0
@@ -132,11 +130,55 @@ public struct ModelReader {
             }
             return converted
         }
+        if !layout.isDirect {
+            return try readProjected(slot, code: code, decode, convert)
+        }
         guard try locate(slot, code: code) else { return nil }
         do {
             return try decode(&reader)
         } catch let failure as DecodeFailure {
             throw corrupted(failure.reason)
+        }
+    }
+
+    /// Reads slot `slot` of a record of an older layout, as its layout's projection says.
+    private mutating func readProjected<T>(_ slot: Int, code: UInt8, _ decode: (inout BinaryReader) throws -> T,
+                                           _ convert: (Value) -> T?) throws -> T? {
+        guard slot < layout.sources.count else { throw corrupted("attribute \(slot) is missing") }
+        func converted(_ value: Value) throws -> T? {
+            if value.isNull { return nil }
+            guard let result = convert(value) else {
+                throw StoreError.invalidValue(entity: binding.name, attribute: binding.attributeNames[slot],
+                                              expected: "\(T.self)", actual: value.caseName).about(objectID)
+            }
+            return result
+        }
+        switch layout.sources[slot] {
+        case .constant(let value):
+            return try converted(value)
+        case .field, .fieldOrDefault:
+            guard try locate(slot, code: code) else {
+                if case .fieldOrDefault(_, let fallback) = layout.sources[slot] { return try converted(fallback) }
+                return nil
+            }
+            do {
+                return try decode(&reader)
+            } catch let failure as DecodeFailure {
+                throw corrupted(failure.reason)
+            }
+        case .converted(let f, let fallback):
+            // A narrower field: decoded with its own type, widened to the attribute's.
+            guard f < layout.layout.fieldTypes.count, slot < binding.attributeTypes.count else { throw corrupted("attribute \(slot) has no field") }
+            guard try locate(field: f) else { return try fallback.map(converted) ?? nil }
+            let value: Value
+            do {
+                value = try FieldCodec.decode(layout.layout.fieldTypes[f], from: &reader)
+            } catch let failure as DecodeFailure {
+                throw corrupted(failure.reason)
+            } catch {
+                throw corrupted("\(error)")
+            }
+            return try converted(RecordTranscoder.widen(value, to: binding.attributeTypes[slot]))
         }
     }
 
