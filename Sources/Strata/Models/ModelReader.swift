@@ -197,31 +197,52 @@ public struct ModelReader {
 
     // MARK: Scalars
 
-    public mutating func int(_ slot: Int) throws -> Int { try required(optionalInt(slot), slot) }
+    public mutating func int(_ slot: Int) throws -> Int {
+        let value = try optionalInt(slot)
+        return try required(value, slot)
+    }
     public mutating func optionalInt(_ slot: Int) throws -> Int? {
         try optionalInt64(slot).map { Int(truncatingIfNeeded: $0) }
     }
-    public mutating func int64(_ slot: Int) throws -> Int64 { try required(optionalInt64(slot), slot) }
+    public mutating func int64(_ slot: Int) throws -> Int64 {
+        let value = try optionalInt64(slot)
+        return try required(value, slot)
+    }
     public mutating func optionalInt64(_ slot: Int) throws -> Int64? {
         try read(slot, code: 1, { try $0.fixed(Int64.self) }, { $0.int64Value })
     }
-    public mutating func int32(_ slot: Int) throws -> Int32 { try required(optionalInt32(slot), slot) }
+    public mutating func int32(_ slot: Int) throws -> Int32 {
+        let value = try optionalInt32(slot)
+        return try required(value, slot)
+    }
     public mutating func optionalInt32(_ slot: Int) throws -> Int32? {
         try read(slot, code: 2, { try $0.fixed(Int32.self) }, { $0.int64Value.flatMap { Int32(exactly: $0) } })
     }
-    public mutating func int16(_ slot: Int) throws -> Int16 { try required(optionalInt16(slot), slot) }
+    public mutating func int16(_ slot: Int) throws -> Int16 {
+        let value = try optionalInt16(slot)
+        return try required(value, slot)
+    }
     public mutating func optionalInt16(_ slot: Int) throws -> Int16? {
         try read(slot, code: 3, { try $0.fixed(Int16.self) }, { $0.int64Value.flatMap { Int16(exactly: $0) } })
     }
-    public mutating func double(_ slot: Int) throws -> Double { try required(optionalDouble(slot), slot) }
+    public mutating func double(_ slot: Int) throws -> Double {
+        let value = try optionalDouble(slot)
+        return try required(value, slot)
+    }
     public mutating func optionalDouble(_ slot: Int) throws -> Double? {
         try read(slot, code: 4, { Double(bitPattern: try $0.fixed(UInt64.self)) }, { $0.doubleValue })
     }
-    public mutating func float(_ slot: Int) throws -> Float { try required(optionalFloat(slot), slot) }
+    public mutating func float(_ slot: Int) throws -> Float {
+        let value = try optionalFloat(slot)
+        return try required(value, slot)
+    }
     public mutating func optionalFloat(_ slot: Int) throws -> Float? {
         try read(slot, code: 5, { Float(bitPattern: try $0.fixed(UInt32.self)) }, { if case .float(let f) = $0 { f } else { nil } })
     }
-    public mutating func bool(_ slot: Int) throws -> Bool { try required(optionalBool(slot), slot) }
+    public mutating func bool(_ slot: Int) throws -> Bool {
+        let value = try optionalBool(slot)
+        return try required(value, slot)
+    }
     public mutating func optionalBool(_ slot: Int) throws -> Bool? {
         try read(slot, code: 6, { r in
             switch try r.u8() {
@@ -231,30 +252,48 @@ public struct ModelReader {
             }
         }, { $0.boolValue })
     }
-    public mutating func string(_ slot: Int) throws -> String { try required(optionalString(slot), slot) }
+    public mutating func string(_ slot: Int) throws -> String {
+        let value = try optionalString(slot)
+        return try required(value, slot)
+    }
     public mutating func optionalString(_ slot: Int) throws -> String? {
         try read(slot, code: 7, { try $0.string() }, { $0.stringValue })
     }
-    public mutating func date(_ slot: Int) throws -> Date { try required(optionalDate(slot), slot) }
+    public mutating func date(_ slot: Int) throws -> Date {
+        let value = try optionalDate(slot)
+        return try required(value, slot)
+    }
     public mutating func optionalDate(_ slot: Int) throws -> Date? {
         try read(slot, code: 8, { Date(timeIntervalSinceReferenceDate: Double(bitPattern: try $0.fixed(UInt64.self))) }, { $0.dateValue })
     }
-    public mutating func data(_ slot: Int) throws -> Data { try required(optionalData(slot), slot) }
+    public mutating func data(_ slot: Int) throws -> Data {
+        let value = try optionalData(slot)
+        return try required(value, slot)
+    }
     public mutating func optionalData(_ slot: Int) throws -> Data? {
         try read(slot, code: 9, { Data(try $0.lengthPrefixed()) }, { $0.dataValue })
     }
-    public mutating func uuid(_ slot: Int) throws -> UUID { try required(optionalUUID(slot), slot) }
+    public mutating func uuid(_ slot: Int) throws -> UUID {
+        let value = try optionalUUID(slot)
+        return try required(value, slot)
+    }
     public mutating func optionalUUID(_ slot: Int) throws -> UUID? {
         try read(slot, code: 10, { UUID(uuid: try $0.bytes(16).loadUnaligned(as: uuid_t.self)) }, { $0.uuidValue })
     }
-    public mutating func url(_ slot: Int) throws -> URL { try required(optionalURL(slot), slot) }
+    public mutating func url(_ slot: Int) throws -> URL {
+        let value = try optionalURL(slot)
+        return try required(value, slot)
+    }
     public mutating func optionalURL(_ slot: Int) throws -> URL? {
         try read(slot, code: 11, { r in
             guard let url = URL(string: try r.string()) else { throw DecodeFailure("invalid URL text") }
             return url
         }, { $0.urlValue })
     }
-    public mutating func decimal(_ slot: Int) throws -> Decimal { try required(optionalDecimal(slot), slot) }
+    public mutating func decimal(_ slot: Int) throws -> Decimal {
+        let value = try optionalDecimal(slot)
+        return try required(value, slot)
+    }
     public mutating func optionalDecimal(_ slot: Int) throws -> Decimal? {
         try read(slot, code: 12, { r in
             guard let d = DecimalText.parseCanonical(try r.string()) else { throw DecodeFailure("invalid decimal text") }
@@ -266,7 +305,8 @@ public struct ModelReader {
 
     /// A `Codable` value stored as canonical JSON (its type inferred from the property it is assigned to).
     public mutating func codable<T: Decodable>(_ slot: Int) throws -> T {
-        try required(optionalCodable(slot) as T?, slot)
+        let value = try optionalCodable(slot) as T?
+        return try required(value, slot)
     }
     public mutating func optionalCodable<T: Decodable>(_ slot: Int) throws -> T? {
         guard let data = try read(slot, code: 13, { Data(try $0.lengthPrefixed()) }, { if case .codable(let d) = $0 { d } else { nil } }) else {
@@ -282,7 +322,8 @@ public struct ModelReader {
 
     /// A `RawRepresentable` value stored as its raw value (its type inferred from the property).
     public mutating func raw<T: RawRepresentable>(_ slot: Int) throws -> T where T.RawValue: ModelRawValue {
-        try required(optionalRaw(slot) as T?, slot)
+        let value = try optionalRaw(slot) as T?
+        return try required(value, slot)
     }
     public mutating func optionalRaw<T: RawRepresentable>(_ slot: Int) throws -> T? where T.RawValue: ModelRawValue {
         guard let raw = try T.RawValue.read(slot, from: &self) else { return nil }
