@@ -25,17 +25,28 @@ public struct ModelReader {
     /// A reader over a stored record: checks its checksum and format, and decodes it through its layout's
     /// projection when the layout is not direct.
     init(record bytes: UnsafeRawBufferPointer, id: UInt64, binding: EntityBinding, context: ReadContext?) throws {
+        // Every part is computed first and stored once: a reader built in a `do` block is copied (and its
+        // references retained and released) for every record.
+        let (layout, reader, bitmap) = try Self.open(bytes, id: id, binding: binding)
         self.binding = binding
         self.context = context
         self.objectID = ObjectID(rawValue: id)
+        self.layout = layout
+        self.bitmap = bitmap
+        self.fieldsStart = reader.offset
+        self.reader = reader
+        self.values = nil
+    }
+
+    /// Checks a record's checksum and format; its layout, a reader at its first field, and its null bitmap.
+    @inline(__always)
+    private static func open(_ bytes: UnsafeRawBufferPointer, id: UInt64,
+                             binding: EntityBinding) throws -> (LayoutBinding, BinaryReader, UnsafeRawBufferPointer) {
         do {
             var (layoutID, r) = try RecordCodec.open(bytes, entityTag: binding.tag, id: id)
             guard let layout = binding.layout(layoutID) else { throw DecodeFailure("unknown layout \(layoutID)") }
-            self.layout = layout
-            bitmap = try r.bytes(layout.layout.bitmapSize)
-            fieldsStart = r.offset
-            reader = r
-            values = nil
+            let bitmap = try r.bytes(layout.layout.bitmapSize)
+            return (layout, r, bitmap)
         } catch let failure as DecodeFailure {
             throw StoreError.corruptedRecord(entity: binding.name, id: ObjectID(rawValue: id), reason: failure.reason)
         }
