@@ -35,14 +35,7 @@ struct BinaryWriter {
     @inline(__always) mutating func u8(_ v: UInt8) { bytes.append(v) }
 
     @inline(__always) mutating func fixed<T: FixedWidthInteger>(_ v: T) {
-        // Byte by byte: appending a raw buffer goes through the generic sequence path, several times
-        // the cost of a few single-byte appends for the 2 to 8 bytes of a fixed-width field.
-        // Least significant byte first: little-endian whatever the host's order.
-        var x = v
-        for _ in 0..<MemoryLayout<T>.size {
-            bytes.append(UInt8(truncatingIfNeeded: x))
-            x >>= 8
-        }
+        withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
     @inline(__always) mutating func varint(_ value: UInt64) {
@@ -66,13 +59,7 @@ struct BinaryWriter {
         s.withUTF8 { lengthPrefixed($0) }
     }
 
-    mutating func raw(_ data: UnsafeRawBufferPointer) {
-        if data.count <= 16 {
-            for b in data { bytes.append(b) }
-        } else {
-            bytes.append(contentsOf: data.assumingMemoryBound(to: UInt8.self))
-        }
-    }
+    mutating func raw(_ data: UnsafeRawBufferPointer) { bytes.append(contentsOf: data) }
 }
 
 /// Reads what ``BinaryWriter`` wrote, from bytes that may be damaged: every read is bounds-checked and
