@@ -29,12 +29,16 @@ struct MaintenanceRecord: Sendable, Equatable {
     /// Records of older layouts left, in all.
     var oldRecords: Int { oldLayoutCounts.values.reduce(0) { $0 + $1.values.reduce(0, +) } }
 
-    /// Subtracts one record of `layout` of entity `tag` (a writer or the sweep moved it to the current layout,
-    /// or deleted it).
-    mutating func removeOne(entity tag: UInt32, layout: UInt32) {
-        guard var layouts = oldLayoutCounts[tag], let n = layouts[layout] else { return }
-        layouts[layout] = n > 1 ? n - 1 : nil
-        oldLayoutCounts[tag] = layouts.isEmpty ? nil : layouts
+    /// Subtracts `counts` (records per layout) of entity `tag` that a writer or the sweep moved to the current
+    /// layout, or deleted: a transaction's or a batch's at once. (The nested
+    /// dictionary is taken out before it changes, so that it is never copied.)
+    mutating func remove(entity tag: UInt32, counts: [UInt32: Int]) {
+        guard var layouts = oldLayoutCounts.removeValue(forKey: tag) else { return }
+        for (layout, k) in counts {
+            guard let n = layouts[layout] else { continue }
+            layouts[layout] = n > k ? n - k : nil
+        }
+        if !layouts.isEmpty { oldLayoutCounts[tag] = layouts }
     }
 
     func encoded() -> [UInt8] {

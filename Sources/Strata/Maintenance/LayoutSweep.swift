@@ -83,6 +83,7 @@ enum LayoutSweep {
         let began = DispatchTime.now().uptimeNanoseconds
         let budget = UInt64(max(0, seconds) * 1e9)
         var writer = BinaryWriter(capacity: 512)
+        var removed: [UInt32: Int] = [:]
         var last = start
         let current = binding.current.layout.id
         while let e = entry_, batch.visited < max(1, limit) {
@@ -104,13 +105,14 @@ enum LayoutSweep {
                 try ObjectKey.with(id) { key in
                     try writer.bytes.withUnsafeBytes { _ = try cursor.put(key: key, value: $0, flags: LMDBFlags.current) }
                 }
-                if let layout { m.removeOne(entity: binding.tag, layout: layout) }
+                if let layout { removed[layout, default: 0] += 1 }
                 batch.rewritten += 1
             }
             batch.visited += 1
             last = id
             entry_ = try cursor.next()
         }
+        m.remove(entity: binding.tag, counts: removed)
         if entry_ == nil {
             // The whole entity is in its current layout, and its indexes are complete.
             m.oldLayoutCounts[binding.tag] = nil

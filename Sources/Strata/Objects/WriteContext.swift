@@ -83,7 +83,9 @@ public final class WriteContext: ReadContext {
         }
         if !leftOldLayouts.isEmpty {
             var maintenance = try MaintenanceRecord.read(model.meta, in: txn)
-            for (tag, layout) in leftOldLayouts { maintenance.removeOne(entity: tag, layout: layout) }
+            var counts: [UInt32: [UInt32: Int]] = [:]
+            for (tag, layout) in leftOldLayouts { counts[tag, default: [:]][layout, default: 0] += 1 }
+            for (tag, perLayout) in counts { maintenance.remove(entity: tag, counts: perLayout) }
             try maintenance.write(model.meta, in: txn)
             leftOldLayouts.removeAll()
         }

@@ -31,6 +31,51 @@ struct RecordTranscoder {
         let steps: [Step]
         let pool: [UInt8]
         let conversions: [AttributeMappingPlan.Conversion]
+        /// For each conversion, the widening done on the field's bytes, without a ``Value`` (all of them today).
+        let widenings: [Widening?]
+    }
+
+    /// A numeric widening from one fixed-width field to another.
+    enum Widening {
+        case int16ToInt32, int16ToInt64, int32ToInt64, floatToDouble, int16ToDouble, int32ToDouble, int64ToDouble
+
+        init?(_ c: AttributeMappingPlan.Conversion) {
+            switch (c.from, c.to) {
+            case (.int16, .int32): self = .int16ToInt32
+            case (.int16, .int64): self = .int16ToInt64
+            case (.int32, .int64): self = .int32ToInt64
+            case (.float, .double): self = .floatToDouble
+            case (.int16, .double): self = .int16ToDouble
+            case (.int32, .double): self = .int32ToDouble
+            case (.int64, .double): self = .int64ToDouble
+            default: return nil
+            }
+        }
+
+        /// The size of the field it reads.
+        var sourceSize: Int {
+            switch self {
+            case .int16ToInt32, .int16ToInt64, .int16ToDouble: 2
+            case .int32ToInt64, .floatToDouble, .int32ToDouble: 4
+            case .int64ToDouble: 8
+            }
+        }
+
+        /// Appends the widened value of `field` (little-endian, as ``BinaryWriter/fixed(_:)`` writes), as
+        /// ``RecordTranscoder/convert(_:_:)`` widens decoded values.
+        @inline(__always)
+        func write(_ field: UnsafeRawBufferPointer, into w: inout BinaryWriter) {
+            switch self {
+            case .int16ToInt32: w.fixed(Int32(Int16(littleEndian: field.loadUnaligned(as: Int16.self))))
+            case .int16ToInt64: w.fixed(Int64(Int16(littleEndian: field.loadUnaligned(as: Int16.self))))
+            case .int32ToInt64: w.fixed(Int64(Int32(littleEndian: field.loadUnaligned(as: Int32.self))))
+            case .floatToDouble:
+                w.fixed(Double(Float(bitPattern: UInt32(littleEndian: field.loadUnaligned(as: UInt32.self)))).bitPattern)
+            case .int16ToDouble: w.fixed(Double(Int16(littleEndian: field.loadUnaligned(as: Int16.self))).bitPattern)
+            case .int32ToDouble: w.fixed(Double(Int32(littleEndian: field.loadUnaligned(as: Int32.self))).bitPattern)
+            case .int64ToDouble: w.fixed(Double(Int64(littleEndian: field.loadUnaligned(as: Int64.self))).bitPattern)
+            }
+        }
     }
 
     let entityTag: UInt32
@@ -106,7 +151,7 @@ struct RecordTranscoder {
         }
         return CompiledProgram(layoutID: id, sourceLayout: program.sourceLayout,
                                sourceCodes: program.sourceLayout.fieldTypes.map(TypeCode.code),
-                               steps: steps, pool: pool, conversions: conversions)
+                               steps: steps, pool: pool, conversions: conversions, widenings: conversions.map(Widening.init))
     }
 
     /// Rewrites records of an entity's older layouts into its current layout, each attribute taken as the
@@ -176,7 +221,9 @@ struct RecordTranscoder {
                     if let replacement { w.bytes.append(contentsOf: program.pool[replacement]) } else { RecordCodec.markNull(field: j, bitmapOffset: bitmapOffset, in: &w) }
                     continue
                 }
-                if let c = conversion {
+                if let c = conversion, let widening = program.widenings[c], range.count == widening.sourceSize {
+                    widening.write(UnsafeRawBufferPointer(rebasing: bytes[range]), into: &w)
+                } else if let c = conversion {
                     let conversion = program.conversions[c]
                     var fr = BinaryReader(UnsafeRawBufferPointer(rebasing: bytes[range]))
                     do {
