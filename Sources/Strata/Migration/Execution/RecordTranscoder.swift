@@ -18,8 +18,9 @@ struct RecordTranscoder {
     }
 
     /// A program's operations with their constants gathered in one byte pool (`Range`s into it), so running
-    /// one neither hashes nor retains anything per record.
-    struct CompiledProgram {
+    /// one neither hashes nor retains anything per record. (A class: taking one for a record retains it once,
+    /// instead of copying its arrays' references.)
+    final class CompiledProgram: Sendable {
         enum Step {
             case constant(Range<Int>?)
             case copy(index: Int, conversion: Int?, nullReplacement: Range<Int>?)
@@ -33,6 +34,17 @@ struct RecordTranscoder {
         let conversions: [AttributeMappingPlan.Conversion]
         /// For each conversion, the widening done on the field's bytes, without a ``Value`` (all of them today).
         let widenings: [Widening?]
+
+        init(layoutID: UInt32, sourceLayout: RecordLayout, sourceCodes: [UInt8], steps: [Step], pool: [UInt8],
+             conversions: [AttributeMappingPlan.Conversion], widenings: [Widening?]) {
+            self.layoutID = layoutID
+            self.sourceLayout = sourceLayout
+            self.sourceCodes = sourceCodes
+            self.steps = steps
+            self.pool = pool
+            self.conversions = conversions
+            self.widenings = widenings
+        }
     }
 
     /// A numeric widening from one fixed-width field to another.
