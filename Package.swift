@@ -62,10 +62,13 @@ let package = Package(
         ),
         // The macros' declarations, re-exporting Strata: `import StrataModels` is all a model file needs.
         .target(name: "StrataModels", dependencies: ["Strata", "StrataMacrosPlugin"]),
-        .executableTarget(
-            name: "StrataCLI",
+        // The `strata` tool's commands, as a library so that tests can reach its parsers; StrataCLI is its
+        // thin executable.
+        .target(
+            name: "StrataCommandLine",
             dependencies: ["Strata", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        .executableTarget(name: "StrataCLI", dependencies: ["StrataCommandLine"]),
         // The tutorial apps (posts, books, notes) as frozen version chains, for the example and the tests.
         .target(name: "StrataTutorials", dependencies: ["StrataModels", "StrataTestKit"]),
         .target(name: "StrataTestKit", dependencies: ["Strata"]),
@@ -85,7 +88,7 @@ let package = Package(
         .testTarget(name: "StrataModelTests", dependencies: ["StrataModels", "StrataTestSupport", "StrataTutorials"]),
         .testTarget(name: "StrataCustomMigrationTests", dependencies: ["Strata", "StrataTutorials", "StrataTestKit"]),
         // Runs the built `strata` executable (the dependency makes sure it is built) on temporary stores.
-        .testTarget(name: "StrataCLITests", dependencies: ["StrataCLI", "Strata"]),
+        .testTarget(name: "StrataCLITests", dependencies: ["StrataCLI", "StrataCommandLine", "Strata"]),
         // The reliability suite is the nested package Reliability/ (it builds the library with the
         // `ReliabilityHooks` trait); the benchmarks and the fuzzer are Benchmarks/ and Fuzz/.
     ],

@@ -1,2 +1,4 @@
-// The `strata` command-line tool: see `StrataTool` and Documentation.docc/CommandLineTool.md.
-StrataTool.runAndExit()
+// The `strata` command-line tool: see `StrataTool` (in StrataCommandLine) and Documentation.docc/CommandLineTool.md.
+import StrataCommandLine
+
+CommandLineTool.runAndExit()

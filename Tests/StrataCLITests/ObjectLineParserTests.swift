@@ -1,6 +1,6 @@
 import Foundation
 import Strata
-@testable import StrataCLI
+@testable import StrataCommandLine
 import Testing
 
 /// The import's fast parser against the general path (`ObjectLine.parse`, through `JSONDecoder`): on every
