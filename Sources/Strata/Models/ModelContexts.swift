@@ -110,7 +110,7 @@ extension WriteContext {
             throw StoreError.objectNotFound(entity: binding.name, id: ObjectID(rawValue: id))
         }
         noteRewritten(binding, oldBytes)
-        let old = binding.indexes.isEmpty ? [] : try binding.decodeValues(oldBytes, id: id)
+        let old = try binding.decodeValues(oldBytes, id: id)
         var record = ModelWriter(binding: binding)
         swap(&record.bytes, &writer)
         defer { swap(&record.bytes, &writer) }
@@ -129,6 +129,8 @@ extension WriteContext {
             try binding.validate(&row)
             try binding.encode(row, id: id, into: &record.bytes)
         }
+        let new = try record.bytes.bytes.withUnsafeBytes { try binding.decodeValues($0, id: id) }
+        changes.updated(id, entity: binding.position, properties: binding.changedAttributes(from: old, to: new))
         try ObjectKey.with(id) { key in
             try record.bytes.bytes.withUnsafeBytes { _ = try txn.put(binding.dbi, key: key, value: $0) }
         }

@@ -30,11 +30,22 @@ public class ReadContext {
     /// The last binding looked up: loops name the same entity again and again.
     @exclusivity(unchecked) private var lastBinding: EntityBinding?
 
+    /// The entities this context's reads named, when an observation tracks them (nil otherwise).
+    @exclusivity(unchecked) var region: Set<UInt32>?
+
     func binding(_ entity: String) throws -> EntityBinding {
         if let last = lastBinding, last.name == entity { return last }
         let binding = try model.entity(entity)
         lastBinding = binding
+        if region != nil { track(binding) }
         return binding
+    }
+
+    /// Adds an entity to the observed region, with the entities its relationships lead to (a query may
+    /// follow them).
+    private func track(_ binding: EntityBinding) {
+        region?.insert(binding.tag)
+        for r in binding.relationships { region?.insert(model.entities[r.destination].tag) }
     }
 
     // MARK: Objects

@@ -32,9 +32,12 @@ public final class WriteContext: ReadContext {
     /// Records of older layouts this transaction rewrote (in the current layout) or deleted, as (entity tag,
     /// layout ID): subtracted from the store's maintenance counts at commit.
     @exclusivity(unchecked) private var leftOldLayouts: [(UInt32, UInt32)] = []
+    /// The objects this transaction inserts, updates and deletes, for observers (see ``Store/observe(_:)``).
+    @exclusivity(unchecked) var changes: ChangeRecorder
 
     override init(txn: Transaction, model: BoundModel) {
         lastInserted = [UInt64](repeating: 0, count: model.entities.count)
+        changes = ChangeRecorder(entityCount: model.entities.count)
         super.init(txn: txn, model: model)
     }
 
@@ -197,6 +200,7 @@ public final class WriteContext: ReadContext {
             countChecks.insert(CountCheck(entity: binding.position, relationship: r.position, id: id))
         }
         lastInserted[binding.position] = id
+        changes.inserted(id, entity: binding.position)
     }
 
     // MARK: Updating
@@ -214,6 +218,7 @@ public final class WriteContext: ReadContext {
         }
         noteRewritten(binding, oldBytes)
         let old = DynamicObject(id: object.id, binding: binding, values: try binding.decodeValues(oldBytes, id: id))
+        changes.updated(id, entity: binding.position, properties: binding.changedAttributes(from: old.values, to: row))
         for index in binding.indexes where old.values[index.attribute] != row[index.attribute] {
             try removeIndexEntry(index, old.values[index.attribute], id: id)
             try addIndexEntry(binding, index, row[index.attribute], id: id)
@@ -249,11 +254,13 @@ public final class WriteContext: ReadContext {
                 }
             }
             deleted.insert(id)
+            changes.deleted(id, entity: binding.position)
             for r in binding.relationships {
                 let destination = model.entities[r.destination]
                 let inverse = destination.relationships[r.inversePosition]
                 for target in try linkedIDs(id, r) {
                     try removeLinkEntry(inverse.dbi, target, id)
+                    changes.updated(target, entity: destination.position, properties: destination.mask(of: inverse))
                     if r.deleteRule == .cascade {
                         pending.append((destination, target))
                     } else if (inverse.minCount ?? 0) > 0 {
@@ -318,6 +325,8 @@ public final class WriteContext: ReadContext {
         let added = try putLinkEntry(r.dbi, source, target)
         guard added else { return }
         _ = try putLinkEntry(inverse.dbi, target, source)
+        changes.updated(source, entity: binding.position, properties: binding.mask(of: r))
+        changes.updated(target, entity: destination.position, properties: destination.mask(of: inverse))
         if r.isToMany, let max = r.maxCount {
             let n = try linkCount(source, r)
             if n > max {
@@ -371,6 +380,8 @@ public final class WriteContext: ReadContext {
     private func unlinkPair(_ r: RelationshipBinding, _ inverse: RelationshipBinding, _ source: UInt64, _ target: UInt64) throws {
         try removeLinkEntry(r.dbi, source, target)
         try removeLinkEntry(inverse.dbi, target, source)
+        changes.updated(source, entity: r.entityPosition, properties: model.entities[r.entityPosition].mask(of: r))
+        changes.updated(target, entity: inverse.entityPosition, properties: model.entities[inverse.entityPosition].mask(of: inverse))
         if (r.minCount ?? 0) > 0 { countChecks.insert(CountCheck(entity: r.entityPosition, relationship: r.position, id: source)) }
         if (inverse.minCount ?? 0) > 0 { countChecks.insert(CountCheck(entity: inverse.entityPosition, relationship: inverse.position, id: target)) }
     }

@@ -104,6 +104,7 @@ public final class Store: Sendable {
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         maintenance?.stop()
+        environment.observations.endObservations(of: ObjectIdentifier(self))
         environment.release()
         if removesDirectoryOnClose, environment.isClosed {
             try? FileManager.default.removeItem(at: url)
@@ -142,14 +143,25 @@ public final class Store: Sendable {
     public func write<T>(_ body: (WriteContext) throws -> T) throws -> T {
         if isClosed { throw StoreError.closed }
         if readOnly { throw StoreError.readOnly }
-        return try environment.write { txn in
+        var commit: CommitChanges?
+        let result = try environment.write { txn in
             let state = try checkGeneration(txn)
             if state.migrating { throw StoreError.migrationInProgress(ownerPID: nil) }
             let context = WriteContext(txn: txn, model: model)
             let result = try body(context)
             try context.finish()
+            commit = nil
+            if !context.changes.isEmpty {
+                let changes = context.changes.changes(transactionID: txn.id) { model.entities[$0].tag }
+                if !changes.entities.isEmpty {
+                    try ChangeLog.append(changes, in: txn)
+                    commit = changes
+                }
+            }
             return result
         }
+        if let commit, environment.observations.isObserved { environment.observations.committed(commit) }
+        return result
     }
 
     /// Runs `body` in a read transaction on a background thread.
@@ -175,7 +187,7 @@ public final class Store: Sendable {
     private static let writeQueue = DispatchQueue(label: "strata.write")
 
     @discardableResult
-    private func checkGeneration(_ txn: Transaction) throws -> StateRecord {
+    func checkGeneration(_ txn: Transaction) throws -> StateRecord {
         guard let state = try model.meta.read(.state, in: txn, StateRecord.init(decoding:)) else {
             throw StoreError.corrupted(path: url.path, reason: .metadata("the state record is missing"))
         }

@@ -67,9 +67,19 @@ final class Environment: @unchecked Sendable {
         var count: Int
     }
     private let closedFlag = Atomic<Bool>(false)
+    /// This process's observers of the store (see ``ObservationHub``).
+    let observations = ObservationHub()
     private static let poolCapacity = 16
 
     var currentMapSize: Int { mapSize.load(ordering: .relaxed) }
+
+    /// The ID of the last committed write transaction, by any process (read from LMDB's shared lock region,
+    /// without a transaction).
+    var lastTransactionID: UInt64 {
+        var info = MDB_envinfo()
+        guard !isClosed, mdb_env_info(pointer, &info) == 0 else { return 0 }
+        return UInt64(info.me_last_txnid)
+    }
 
     // MARK: Opening
 

@@ -209,3 +209,18 @@ final class Transaction {
     }
 
 }
+
+extension Transaction {
+    /// LMDB's ID of this transaction: a write transaction's is one more than the last committed one's; a read
+    /// transaction's is that of the snapshot it reads.
+    var id: UInt64 { UInt64(mdb_txn_id(pointer)) }
+}
+
+extension Transaction {
+    /// Whether a database handle is valid in this transaction: a handle opened (by this process) for a
+    /// database created after this read transaction's snapshot is not, and LMDB refuses cursors on it.
+    func sees(_ dbi: MDB_dbi) -> Bool {
+        var flags: UInt32 = 0
+        return mdb_dbi_flags(pointer, dbi, &flags) == 0
+    }
+}

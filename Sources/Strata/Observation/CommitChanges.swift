@@ -1,0 +1,167 @@
+import Foundation
+
+/// What one write transaction changed in one entity: the objects it inserted, updated (with the properties
+/// that changed) and deleted.
+///
+/// An object inserted and deleted by the same transaction appears in neither list; one inserted and then
+/// changed is only inserted. Past ``ChangeRecorder/idsPerEntity`` objects, the IDs are dropped and
+/// `isComplete` is false: observers are told to reload the entity.
+struct EntityChanges: Sendable, Equatable {
+    var inserted: [UInt64] = []
+    var updated: [(id: UInt64, properties: PropertyMask)] = []
+    var deleted: [UInt64] = []
+    /// The properties changed by any update of the transaction.
+    var properties = PropertyMask()
+    var isComplete = true
+
+    static func == (a: EntityChanges, b: EntityChanges) -> Bool {
+        a.inserted == b.inserted && a.deleted == b.deleted && a.properties == b.properties && a.isComplete == b.isComplete
+            && a.updated.map(\.id) == b.updated.map(\.id) && a.updated.map(\.properties) == b.updated.map(\.properties)
+    }
+
+    /// Whether an observation of `properties` (nil: all) cares about these changes.
+    func concerns(_ observed: PropertyMask?) -> Bool {
+        if !inserted.isEmpty || !deleted.isEmpty || !isComplete { return true }
+        guard let observed else { return !updated.isEmpty }
+        return properties.intersects(observed)
+    }
+}
+
+/// A set of an entity's properties: bit `i` for attribute `i`, bit `attributes + r` for relationship `r`; a
+/// property past the 63rd shares the last bit (an observation of it may wake for its neighbours).
+struct PropertyMask: Sendable, Hashable {
+    var bits: UInt64 = 0
+
+    static let all = PropertyMask(bits: .max)
+
+    init(bits: UInt64 = 0) { self.bits = bits }
+
+    /// The mask of property `index` (attributes first, then relationships).
+    init(property index: Int) { bits = 1 << UInt64(min(index, 63)) }
+
+    mutating func formUnion(_ other: PropertyMask) { bits |= other.bits }
+    func intersects(_ other: PropertyMask) -> Bool { bits & other.bits != 0 }
+    var isEmpty: Bool { bits == 0 }
+}
+
+/// Everything one committed write transaction changed, by entity tag, with the transaction's LMDB ID.
+struct CommitChanges: Sendable {
+    var transactionID: UInt64
+    var entities: [UInt32: EntityChanges]
+    /// The commit's changes are unknown (a migration, or commits the change log no longer holds): every
+    /// observation reloads.
+    var isUnknown = false
+
+    static func unknown(transactionID: UInt64) -> CommitChanges {
+        CommitChanges(transactionID: transactionID, entities: [:], isUnknown: true)
+    }
+}
+
+/// Records, inside a write transaction, which objects it inserts, updates and deletes: an append per change,
+/// so that tracking costs next to nothing when nobody observes.
+struct ChangeRecorder {
+    /// Beyond this many objects of one entity in one transaction, only "the entity changed" is kept.
+    static let idsPerEntity = 10_000
+
+    private struct Pending {
+        var inserted: [UInt64] = []
+        var updated: [(UInt64, PropertyMask)] = []
+        var deleted: [UInt64] = []
+        var properties = PropertyMask()
+        var count = 0
+        var isComplete = true
+
+        mutating func note() -> Bool {
+            count += 1
+            if count > ChangeRecorder.idsPerEntity {
+                if isComplete { isComplete = false; inserted = []; updated = []; deleted = [] }
+                return false
+            }
+            return true
+        }
+    }
+
+    /// By entity position; nil until the entity changes.
+    private var pending: [Pending?]
+    private(set) var isEmpty = true
+
+    init(entityCount: Int) { pending = Array(repeating: nil, count: entityCount) }
+
+    mutating func inserted(_ id: UInt64, entity: Int) {
+        edit(entity) { if $0.note() { $0.inserted.append(id) } }
+    }
+
+    mutating func updated(_ id: UInt64, entity: Int, properties: PropertyMask) {
+        guard !properties.isEmpty else { return }
+        edit(entity) {
+            $0.properties.formUnion(properties)
+            if $0.note() { $0.updated.append((id, properties)) }
+        }
+    }
+
+    mutating func deleted(_ id: UInt64, entity: Int) {
+        edit(entity) { if $0.note() { $0.deleted.append(id) } }
+    }
+
+    /// Edits an entity's pending changes in place (taken out of the array, so its lists are not copied).
+    @inline(__always)
+    private mutating func edit(_ entity: Int, _ body: (inout Pending) -> Void) {
+        isEmpty = false
+        var p = pending[entity].take() ?? Pending()
+        body(&p)
+        pending[entity] = p
+    }
+
+    /// The transaction's changes by entity tag, with the same object never listed twice.
+    func changes(transactionID: UInt64, tags: (Int) -> UInt32) -> CommitChanges {
+        var entities: [UInt32: EntityChanges] = [:]
+        for (position, p) in pending.enumerated() {
+            guard let p else { continue }
+            var e = EntityChanges(properties: p.properties, isComplete: p.isComplete)
+            if p.isComplete {
+                let deleted = Set(p.deleted)
+                let inserted = Set(p.inserted)
+                e.inserted = p.inserted.filter { !deleted.contains($0) }
+                e.deleted = p.deleted.filter { !inserted.contains($0) }
+                var merged: [UInt64: PropertyMask] = [:]
+                for (id, mask) in p.updated where !inserted.contains(id) && !deleted.contains(id) {
+                    merged[id, default: PropertyMask()].formUnion(mask)
+                }
+                e.updated = merged.sorted { $0.key < $1.key }.map { (id: $0.key, properties: $0.value) }
+                if e.inserted.isEmpty && e.deleted.isEmpty && e.updated.isEmpty { continue }
+            }
+            entities[tags(position)] = e
+        }
+        return CommitChanges(transactionID: transactionID, entities: entities)
+    }
+}
+
+extension EntityBinding {
+    /// The attributes whose values differ between two rows of this entity.
+    func changedAttributes(from old: [Value], to new: [Value]) -> PropertyMask {
+        var mask = PropertyMask()
+        for i in 0..<min(old.count, new.count) where old[i] != new[i] { mask.formUnion(PropertyMask(property: i)) }
+        return mask
+    }
+
+    /// The mask of a relationship of this entity (relationships come after the attributes).
+    func mask(of relationship: RelationshipBinding) -> PropertyMask {
+        PropertyMask(property: attributeNames.count + relationship.position)
+    }
+
+    /// The mask of the named attributes and relationships.
+    /// - Throws: ``StoreError/Code-swift.struct/unknownAttribute`` for a name the entity does not have.
+    func mask(of properties: [String]) throws -> PropertyMask {
+        var mask = PropertyMask()
+        for name in properties {
+            if let a = attributeIndex[name] {
+                mask.formUnion(PropertyMask(property: a))
+            } else if let r = relationshipIndex[name] {
+                mask.formUnion(self.mask(of: relationships[r]))
+            } else {
+                throw StoreError.unknownAttribute(entity: self.name, name: name)
+            }
+        }
+        return mask
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import Synchronization
+
+/// Something that wants to hear about commits: a query observation or a change-set observation.
+protocol CommitSubscriber: AnyObject, Sendable {
+    /// The model generation of the handle it observes through: a migration ends the observation.
+    var generation: UInt64 { get }
+    /// A commit (by this process or another) changed the store.
+    func receive(_ commit: CommitChanges)
+    /// The observation is over: the handle closed (nil) or the store was migrated.
+    func end(_ error: StoreError?)
+}
+
+/// One process's observers of one store's files: told of this process's commits at once, and of other
+/// processes' commits by a ``CommitWatcher`` that runs while anyone observes.
+final class ObservationHub: Sendable {
+    private struct Registration {
+        let subscriber: any CommitSubscriber
+        let store: ObjectIdentifier
+        let meta: MetaTable
+    }
+
+    private struct State {
+        var registrations: [Int: Registration] = [:]
+        var nextToken = 0
+        var watcher: CommitWatcher?
+        /// The last transaction ID whose changes were dispatched (or found to need none).
+        var lastSeen: UInt64 = 0
+        /// Commits of this process after `lastSeen`, already dispatched when they committed.
+        var localCommits: Set<UInt64> = []
+    }
+
+    private let state = Mutex(State())
+    /// How many observations are registered: the write path checks this before doing anything.
+    private let registered = Atomic<Int>(0)
+
+    var isObserved: Bool { registered.load(ordering: .relaxed) > 0 }
+
+    /// Registers a subscriber; starts watching for other processes' commits with the first one.
+    func register(_ subscriber: any CommitSubscriber, store: ObjectIdentifier, meta: MetaTable, environment: Environment) -> Int {
+        state.withLock { s in
+            let token = s.nextToken
+            s.nextToken += 1
+            s.registrations[token] = Registration(subscriber: subscriber, store: store, meta: meta)
+            registered.add(1, ordering: .relaxed)
+            if s.watcher == nil {
+                s.lastSeen = environment.lastTransactionID
+                s.localCommits = []
+                s.watcher = CommitWatcher(hub: self, environment: environment)
+            }
+            return token
+        }
+    }
+
+    /// Removes a subscriber; the watcher stops with the last one.
+    func unregister(_ token: Int) {
+        let watcher = state.withLock { s -> CommitWatcher? in
+            guard s.registrations.removeValue(forKey: token) != nil else { return nil }
+            registered.subtract(1, ordering: .relaxed)
+            guard s.registrations.isEmpty else { return nil }
+            defer { s.watcher = nil }
+            return s.watcher
+        }
+        watcher?.stop()
+    }
+
+    /// Ends every observation made through a handle that is closing, and waits for the watcher to stop
+    /// when none is left (the environment may close next).
+    func endObservations(of store: ObjectIdentifier) {
+        let (ended, watcher) = state.withLock { s -> ([any CommitSubscriber], CommitWatcher?) in
+            let tokens = s.registrations.filter { $0.value.store == store }.map(\.key)
+            let ended = tokens.compactMap { s.registrations.removeValue(forKey: $0)?.subscriber }
+            registered.subtract(ended.count, ordering: .relaxed)
+            guard s.registrations.isEmpty else { return (ended, nil) }
+            defer { s.watcher = nil }
+            return (ended, s.watcher)
+        }
+        for subscriber in ended { subscriber.end(nil) }
+        watcher?.stop()
+    }
+
+    /// A commit of this process: dispatched at once (unless the watcher already did).
+    func committed(_ commit: CommitChanges) {
+        state.withLock { s in
+            guard s.watcher != nil, commit.transactionID > s.lastSeen else { return }
+            s.localCommits.insert(commit.transactionID)
+            for registration in s.registrations.values { registration.subscriber.receive(commit) }
+        }
+    }
+
+    /// Called by the watcher: dispatches the commits made since the last call by other processes (or by
+    /// this one outside ``Store/write(_:)``, such as a migration), and ends observations whose model changed.
+    /// Returns false when no observation is left (the watcher then stops).
+    func catchUp(environment: Environment) -> Bool {
+        let (from, meta, needsRead) = state.withLock { s -> (UInt64, MetaTable?, Bool) in
+            let last = environment.lastTransactionID
+            guard last > s.lastSeen else { return (s.lastSeen, nil, false) }
+            let allLocal = s.localCommits.count >= Int(last - s.lastSeen)
+                && (s.lastSeen + 1...last).allSatisfy { s.localCommits.contains($0) }
+            if allLocal {
+                s.lastSeen = last
+                s.localCommits = []
+                return (last, nil, false)
+            }
+            return (s.lastSeen, s.registrations.values.first?.meta, true)
+        }
+        guard needsRead, let meta else { return isObserved }
+        let read: (through: UInt64, log: [CommitChanges], continuous: Bool, generation: UInt64?)
+        do {
+            read = try environment.read { txn in
+                let through = txn.id
+                let (log, continuous) = try ChangeLog.entries(after: from, through: through, in: txn)
+                let generation = try meta.read(.state, in: txn, StateRecord.init(decoding:))?.generation
+                return (through, log, continuous, generation)
+            }
+        } catch {
+            read = (environment.lastTransactionID, [], false, nil)
+        }
+        let (ended, keepsRunning) = state.withLock { s -> ([any CommitSubscriber], Bool) in
+            guard read.through > s.lastSeen else { return ([], true) }
+            var commits = read.log.filter { $0.transactionID > s.lastSeen && !s.localCommits.contains($0.transactionID) }
+            if !read.continuous { commits.append(.unknown(transactionID: read.through)) }
+            s.lastSeen = read.through
+            s.localCommits = s.localCommits.filter { $0 > read.through }
+            var ended: [any CommitSubscriber] = []
+            for (token, registration) in s.registrations {
+                if let generation = read.generation, generation != registration.subscriber.generation {
+                    s.registrations[token] = nil
+                    registered.subtract(1, ordering: .relaxed)
+                    ended.append(registration.subscriber)
+                    continue
+                }
+                for commit in commits { registration.subscriber.receive(commit) }
+            }
+            if s.registrations.isEmpty { s.watcher = nil }
+            return (ended, !s.registrations.isEmpty)
+        }
+        for subscriber in ended { subscriber.end(.modelChanged(path: environment.path)) }
+        return keepsRunning
+    }
+}
