@@ -88,7 +88,7 @@ let package = Package(
         .testTarget(name: "StrataModelTests", dependencies: ["StrataModels", "StrataTestSupport", "StrataTutorials"]),
         .testTarget(name: "StrataCustomMigrationTests", dependencies: ["Strata", "StrataTutorials", "StrataTestKit"]),
         // Runs the built `strata` executable (the dependency makes sure it is built) on temporary stores.
-        .testTarget(name: "StrataCLITests", dependencies: ["StrataCLI", "StrataCommandLine", "Strata"]),
+        .testTarget(name: "StrataCLITests", dependencies: ["StrataCLI", "StrataCommandLine", "Strata", "StrataTestSupport"]),
         // The reliability suite is the nested package Reliability/ (it builds the library with the
         // `ReliabilityHooks` trait); the benchmarks and the fuzzer are Benchmarks/ and Fuzz/.
     ],

@@ -1,7 +1,6 @@
 import Foundation
 import Strata
 import StrataTestSupport
-import Synchronization
 import Testing
 
 /// Observing queries and change sets: first values, coalescing, precise wake-ups, change sets merged across
@@ -31,7 +30,7 @@ import Testing
     @Test func aQueryObservationDeliversItsValueThenAValueAfterEachCommit() async throws {
         let store = try Store.temporary(schema: try Self.schema())
         defer { store.close() }
-        let values = Recorder<Int>()
+        let values = ObservedValues<Int>()
         let task = values.record(store.observe { try $0.count("Post") })
         defer { task.cancel() }
         #expect(await values.waitUntil { $0 == [0] })
@@ -46,7 +45,7 @@ import Testing
         let store = try Store.temporary(schema: try Self.schema())
         defer { store.close() }
         let gate = Gate()
-        let values = Recorder<Int>()
+        let values = ObservedValues<Int>()
         // The consumer takes a value, then waits at the gate: commits meanwhile pile up.
         let task = values.record(store.observe { try $0.count("Post") }, after: { _ in await gate.wait() })
         defer { task.cancel() }
@@ -66,7 +65,7 @@ import Testing
         let store = try Store.temporary(schema: try Self.schema())
         defer { store.close() }
         let fetches = Counter()
-        let values = Recorder<Int>()
+        let values = ObservedValues<Int>()
         let task = values.record(store.observe { context in
             _ = fetches.increment()
             return try context.count("Audit")
@@ -90,7 +89,7 @@ import Testing
     @Test func typedAndDynamicQueriesSeeTheSameCommits() async throws {
         let store = try Store.temporary(schema: try Self.schema())
         defer { store.close() }
-        let titles = Recorder<[String]>()
+        let titles = ObservedValues<[String]>()
         let task = titles.record(store.observe { context in
             try context.objects("Post").sorted(by: "title").fetch().map { $0["title"].stringValue ?? "" }
         })
@@ -115,7 +114,7 @@ import Testing
     @Test func changeSetsListInsertedUpdatedAndDeletedObjects() async throws {
         let store = try Store.temporary(schema: try Self.schema())
         defer { store.close() }
-        let sets = Recorder<ChangeSet>()
+        let sets = ObservedValues<ChangeSet>()
         let task = sets.record(try store.changes(of: "Post"))
         defer { task.cancel() }
         try await Task.sleep(for: .milliseconds(50))  // the observation registers when iteration starts
@@ -148,7 +147,7 @@ import Testing
         let store = try Store.temporary(schema: try Self.schema())
         defer { store.close() }
         let gate = Gate()
-        let sets = Recorder<ChangeSet>()
+        let sets = ObservedValues<ChangeSet>()
         let task = sets.record(try store.changes(of: "Post"), after: { _ in await gate.wait() })
         defer { task.cancel() }
         try await Task.sleep(for: .milliseconds(50))
@@ -173,7 +172,7 @@ import Testing
         let store = try Store.temporary(schema: try Self.schema())
         defer { store.close() }
         let post = try await store.write { try $0.insert("Post", ["title": "t"]) }
-        let sets = Recorder<ChangeSet>()
+        let sets = ObservedValues<ChangeSet>()
         let task = sets.record(try store.changes(of: "Post", properties: ["title"]))
         defer { task.cancel() }
         try await Task.sleep(for: .milliseconds(50))
@@ -195,9 +194,9 @@ import Testing
     @Test func noChangeIsMissedUnderConcurrentWriters() async throws {
         let store = try Store.temporary(schema: try Self.schema())
         defer { store.close() }
-        let counts = Recorder<Int>()
+        let counts = ObservedValues<Int>()
         let countTask = counts.record(store.observe { try $0.count("Post") })
-        let sets = Recorder<ChangeSet>()
+        let sets = ObservedValues<ChangeSet>()
         let setTask = sets.record(try store.changes(of: "Post"))
         defer { countTask.cancel(); setTask.cancel() }
         #expect(await counts.waitUntil { $0 == [0] })
@@ -216,7 +215,7 @@ import Testing
 
     @Test func cancellingTheTaskOrClosingTheStoreEndsTheObservation() async throws {
         let store = try Store.temporary(schema: try Self.schema())
-        let values = Recorder<Int>()
+        let values = ObservedValues<Int>()
         let task = values.record(store.observe { try $0.count("Post") })
         #expect(await values.waitUntil { $0 == [0] })
         task.cancel()
@@ -225,7 +224,7 @@ import Testing
         try await Task.sleep(for: .milliseconds(100))
         #expect(values.all == [0])
 
-        let other = Recorder<Int>()
+        let other = ObservedValues<Int>()
         let otherTask = other.record(store.observe { try $0.count("Post") })
         defer { otherTask.cancel() }
         #expect(await other.waitUntil { $0 == [1] })
@@ -239,7 +238,7 @@ import Testing
         let store = try Store.open(at: dir.store, schema: v1)
         defer { store.close() }
         try await store.write { _ = try $0.insert("Post", ["title": "p"]) }
-        let values = Recorder<Int>()
+        let values = ObservedValues<Int>()
         let task = values.record(store.observe { try $0.count("Post") })
         defer { task.cancel() }
         #expect(await values.waitUntil { $0 == [1] })
@@ -251,52 +250,6 @@ import Testing
 }
 
 // MARK: Helpers
-
-/// Collects what an observation delivers, from a background task, for the test to wait on.
-final class Recorder<Value: Sendable>: Sendable {
-    private let values = Mutex<[Value]>([])
-    private let ending = Mutex<String?>(nil)
-
-    var all: [Value] { values.withLock { $0 } }
-
-    /// Iterates `sequence` in a task, recording each element (then running `after`, e.g. to stay busy).
-    func record<S: AsyncSequence & Sendable>(_ sequence: S, after: (@Sendable (Value) async -> Void)? = nil) -> Task<Void, Never>
-    where S.Element == Value {
-        Task {
-            do {
-                for try await value in sequence {
-                    values.withLock { $0.append(value) }
-                    await after?(value)
-                }
-                ending.withLock { $0 = "finished" }
-            } catch let error as StoreError {
-                ending.withLock { $0 = error.code.name }
-            } catch {
-                ending.withLock { $0 = "\(error)" }
-            }
-        }
-    }
-
-    /// Waits (up to 10 s) until the values satisfy `predicate`.
-    func waitUntil(_ predicate: ([Value]) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            if values.withLock({ predicate($0) }) { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return values.withLock { predicate($0) }
-    }
-
-    /// Waits (up to 10 s) for the iteration to end: "finished", an error code's name, or nil.
-    func waitForEnd() async -> String? {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            if let end = ending.withLock({ $0 }) { return end }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return nil
-    }
-}
 
 /// Holds a consumer until the test opens it.
 actor Gate {
