@@ -40,5 +40,45 @@ import Testing
         try await Task.sleep(for: .milliseconds(300))
         #expect(counts.all.count == before.0 && sets.all.count == before.1)
     }
-}
 
+    /// An importing process killed mid-way (SIGKILL, several times): the observer's last value is the store's
+    /// count, every inserted ID it was told of exists (a batch killed before its commit is never reported), and
+    /// observing goes on.
+    @Test func aWriterKilledMidImportLeavesObserversOnTheStoresState() async throws {
+        let dir = try TempDir()
+        try dir.write("v1.json", Fixtures.v1)
+        try #require(try dir.strata("create", "s.store", "--schema", "v1.json").status == 0)
+        let store = try Store.openRecorded(at: URL(fileURLWithPath: dir.path("s.store")))
+        defer { store.close() }
+        let counts = ObservedValues<Int>()
+        let sets = ObservedValues<ChangeSet>()
+        let countTask = counts.record(store.observe { try $0.count("Tag") })
+        let setTask = sets.record(try store.changes(of: "Tag"))
+        defer { countTask.cancel(); setTask.cancel() }
+        #expect(await counts.waitUntil { $0 == [0] })
+
+        var next = 1
+        for round in 0..<3 {
+            let lines = (next..<(next + 200_000)).map { #"{"entity":"Tag","attributes":{"name":"t\#($0)"}}"# }
+            next += 200_000
+            try dir.write("big.jsonl", lines.joined(separator: "\n") + "\n")
+            let before = try await store.read { try $0.count("Tag") }
+            let running = try CLI.start(["import", "s.store", "big.jsonl", "--batch-size", "500"], in: dir)
+            #expect(await counts.waitUntil { ($0.last ?? 0) > before }, "round \(round): no batch was observed")
+            running.signal(SIGKILL)
+            let result = running.wait()
+            #expect(result.status == 128 + SIGKILL, "round \(round): \(result)")
+            let total = try await store.read { try $0.count("Tag") }
+            #expect(total > before && total < before + 200_000, "round \(round): killed mid-import, \(total) tags")
+            #expect(await counts.waitUntil { $0.last == total }, "round \(round): last value \(String(describing: counts.all.last)) of \(total)")
+        }
+        let total = try await store.read { try $0.count("Tag") }
+        let reported = Set(sets.all.flatMap(\.inserted))
+        #expect(sets.all.allSatisfy { $0.isComplete })
+        #expect(reported.count == total, "change sets listed \(reported.count) inserted tags, the store holds \(total)")
+        let missing = try await store.read { context in try reported.filter { try context.object($0, of: "Tag") == nil } }
+        #expect(missing.isEmpty, "reported as inserted but not in the store: \(missing.prefix(5))")
+        try await store.write { _ = try $0.insert("Tag", ["name": "after the kills"]) }
+        #expect(await counts.waitUntil { $0.last == total + 1 })
+    }
+}
