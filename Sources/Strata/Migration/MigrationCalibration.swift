@@ -1,4 +1,3 @@
-import CStrataLMDB
 import Foundation
 
 /// What one record costs on this machine, measured on a store's own records just before a migration is
@@ -185,44 +184,10 @@ public struct MigrationCalibration: Sendable, Hashable {
     }
 
     private static func measureWrites(samples: [[UInt8]], in directory: URL) throws -> (put: Double, commitPerByte: Double, commit: Double) {
-        var env: OpaquePointer?
-        guard mdb_env_create(&env) == 0, let env else { throw StoreError.permissionDenied(path: directory.path) }
-        defer { mdb_env_close(env) }
         let bytes = samples.reduce(0) { $0 + $1.count + 16 }
-        mdb_env_set_mapsize(env, max(64 << 20, bytes * 4))
-        mdb_env_set_maxdbs(env, 2)
-        guard mdb_env_open(env, directory.path, LMDBFlags.noTLS, 0o644) == 0 else {
-            throw StoreError.permissionDenied(path: directory.path)
-        }
+        let environment = try ScratchEnvironment(directory: directory, mapSize: max(64 << 20, bytes * 4))
         func transaction(_ records: ArraySlice<[UInt8]>, firstKey: UInt64) throws -> (put: Double, commit: Double) {
-            var txn: OpaquePointer?
-            guard mdb_txn_begin(env, nil, 0, &txn) == 0, let txn else { throw StoreError.permissionDenied(path: directory.path) }
-            var dbi: MDB_dbi = 0
-            guard mdb_dbi_open(txn, "sample", UInt32(MDB_CREATE), &dbi) == 0 else {
-                mdb_txn_abort(txn)
-                throw StoreError.permissionDenied(path: directory.path)
-            }
-            let start = MonotonicClock.now()
-            var key = firstKey
-            for record in records {
-                var be = key.bigEndian
-                let rc = withUnsafeMutableBytes(of: &be) { k in
-                    record.withUnsafeBytes { v in
-                        var mk = MDB_val(mv_size: k.count, mv_data: k.baseAddress)
-                        var mv = MDB_val(mv_size: v.count, mv_data: UnsafeMutableRawPointer(mutating: v.baseAddress))
-                        return mdb_put(txn, dbi, &mk, &mv, UInt32(MDB_APPEND))
-                    }
-                }
-                guard rc == 0 else {
-                    mdb_txn_abort(txn)
-                    throw StoreError.permissionDenied(path: directory.path)
-                }
-                key += 1
-            }
-            let put = MonotonicClock.now() - start
-            let committing = MonotonicClock.now()
-            guard mdb_txn_commit(txn) == 0 else { throw StoreError.permissionDenied(path: directory.path) }
-            return (put, MonotonicClock.now() - committing)
+            try environment.appendTransaction(records, firstKey: firstKey)
         }
         // The first transaction of a new environment pays for growing its file; of the next three, the
         // median puts and commit are kept.

@@ -1,4 +1,3 @@
-import CStrataLMDB
 import Foundation
 
 /// The `changes` database: what each recent write transaction changed, keyed by its LMDB transaction ID,
