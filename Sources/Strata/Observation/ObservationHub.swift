@@ -94,6 +94,12 @@ final class ObservationHub: Sendable {
     func catchUp(environment: Environment) -> Bool {
         let (from, meta, needsRead) = state.withLock { s -> (UInt64, MetaTable?, Bool) in
             let last = environment.lastTransactionID
+            if last < s.lastSeen, last > 0 {
+                // The file was replaced (a restored backup): its transaction IDs start again.
+                s.lastSeen = last
+                s.localCommits = []
+                for registration in s.registrations.values { registration.subscriber.receive(.unknown(transactionID: last)) }
+            }
             guard last > s.lastSeen else { return (s.lastSeen, nil, false) }
             let allLocal = s.localCommits.count >= Int(last - s.lastSeen)
                 && (s.lastSeen + 1...last).allSatisfy { s.localCommits.contains($0) }

@@ -45,6 +45,9 @@ public struct QueryObservation<Value: Sendable>: AsyncSequence, Sendable {
                 }
                 guard let subscriber = subscription?.subscriber else { return finish() }
                 let query = self.query
+                // While it fetches, every commit counts: one after its snapshot may touch an entity this fetch
+                // reads for the first time.
+                subscriber.region = nil
                 let (value, region) = try await store.readTracking(query)
                 subscriber.region = region
                 return value
