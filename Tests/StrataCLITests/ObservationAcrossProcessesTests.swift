@@ -6,6 +6,15 @@ import Testing
 /// Observations see commits made by another process: the `strata` tool importing into a store this
 /// process observes.
 @Suite(.serialized) struct ObservationAcrossProcessesTests {
+    /// Opens the store `s.store` in `dir` in this process and observes its tags: their count, and change sets.
+    static func observeTags(in dir: TempDir) throws -> (Store, ObservedValues<Int>, ObservedValues<ChangeSet>, [Task<Void, Never>]) {
+        let store = try Store.openRecorded(at: URL(fileURLWithPath: dir.path("s.store")))
+        let counts = ObservedValues<Int>()
+        let sets = ObservedValues<ChangeSet>()
+        let tasks = [counts.record(store.observe { try $0.count("Tag") }), sets.record(try store.changes(of: "Tag"))]
+        return (store, counts, sets, tasks)
+    }
+
     @Test func commitsByAnotherProcessReachQueryAndChangeObservations() async throws {
         let dir = try TempDir()
         try dir.write("v1.json", Fixtures.v1)
@@ -13,13 +22,8 @@ import Testing
         try #require(try dir.strata("create", "s.store", "--schema", "v1.json").status == 0)
         try #require(try dir.strata("import", "s.store", "objects.jsonl").status == 0)
 
-        let store = try Store.openRecorded(at: URL(fileURLWithPath: dir.path("s.store")))
-        defer { store.close() }
-        let counts = ObservedValues<Int>()
-        let sets = ObservedValues<ChangeSet>()
-        let countTask = counts.record(store.observe { try $0.count("Tag") })
-        let setTask = sets.record(try store.changes(of: "Tag"))
-        defer { countTask.cancel(); setTask.cancel() }
+        let (store, counts, sets, tasks) = try Self.observeTags(in: dir)
+        defer { tasks.forEach { $0.cancel() }; store.close() }
         #expect(await counts.waitUntil { $0 == [2] })
 
         try dir.write("more.jsonl", """
@@ -48,13 +52,8 @@ import Testing
         let dir = try TempDir()
         try dir.write("v1.json", Fixtures.v1)
         try #require(try dir.strata("create", "s.store", "--schema", "v1.json").status == 0)
-        let store = try Store.openRecorded(at: URL(fileURLWithPath: dir.path("s.store")))
-        defer { store.close() }
-        let counts = ObservedValues<Int>()
-        let sets = ObservedValues<ChangeSet>()
-        let countTask = counts.record(store.observe { try $0.count("Tag") })
-        let setTask = sets.record(try store.changes(of: "Tag"))
-        defer { countTask.cancel(); setTask.cancel() }
+        let (store, counts, sets, tasks) = try Self.observeTags(in: dir)
+        defer { tasks.forEach { $0.cancel() }; store.close() }
         #expect(await counts.waitUntil { $0 == [0] })
 
         var next = 1
