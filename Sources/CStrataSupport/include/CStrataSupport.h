@@ -20,6 +20,10 @@ void strata_install_fork_detector(void);
 /// Non-zero in a child created by `fork()` after `strata_install_fork_detector` ran in its parent.
 int strata_process_forked(void);
 
+/// Names the calling thread (at most 15 bytes are kept), as `top -H` and `/proc/<pid>/task/<tid>/comm` show
+/// it. Does nothing where threads cannot be named.
+void strata_name_current_thread(const char *name);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,3 +1,4 @@
+import CStrataSupport
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -45,6 +46,7 @@ final class CommitWatcher: Sendable {
     }
 
     private func run(hub: ObservationHub, environment: Environment) {
+        strata_name_current_thread("strata.observe")
         let notify = FileNotification(path: environment.path + "/data.mdb")
         defer {
             notify.close()
