@@ -36,9 +36,9 @@ public final class ObservedValues<Value: Sendable>: Sendable {
         }
     }
 
-    /// Waits (up to 10 s) until the values satisfy `predicate`; returns whether they do.
+    /// Waits (up to 60 s: a busy machine or a test run that fills the cooperative pool delays, never loses, a value) until the values satisfy `predicate`; returns whether they do.
     public func waitUntil(_ predicate: ([Value]) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             if values.withLock({ predicate($0) }) { return true }
             try? await Task.sleep(for: .milliseconds(5))
@@ -46,10 +46,10 @@ public final class ObservedValues<Value: Sendable>: Sendable {
         return values.withLock { predicate($0) }
     }
 
-    /// Waits (up to 10 s) for the iteration to end: "finished", a ``StoreError`` code's name, another error's
+    /// Waits (up to 60 s: a busy machine or a test run that fills the cooperative pool delays, never loses, a value) for the iteration to end: "finished", a ``StoreError`` code's name, another error's
     /// description, or nil when it has not ended.
     public func waitForEnd() async -> String? {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             if let end = ending.withLock({ $0 }) { return end }
             try? await Task.sleep(for: .milliseconds(5))
