@@ -71,7 +71,8 @@ struct Options {
 
     /// The store configuration the options ask for.
     func configuration() -> StoreConfiguration {
-        var configuration = StoreConfiguration()
+        var configuration = TortureModels.configuration(plan: plan)
+        if flags.contains("maintenance") { configuration.backgroundMaintenance = true }
         configuration.migration.batchSize = batch
         if let max = values["map-max"].flatMap(Int.init) { configuration.maximumMapSize = max }
         if let initial = values["map-initial"].flatMap(Int.init) { configuration.initialMapSize = initial }

@@ -40,7 +40,7 @@ enum ModelDecoding {
             _ = check(category + " (as stored)", id, bytes)
             _ = check(category + " (resealed)", id, DecoderEntryPoints.resealed(bytes, entityTag: fixture.entityTag, id: id))
         }
-        for (id, record) in try Decoding.seedRecords(fixture) {
+        for (id, record, _) in try Decoding.seedRecords(fixture) {
             t.validSeeds += 1
             if case .accepted = check("valid", id, record) { t.validAccepted += 1 }
             t.wrongIDInputs += 1

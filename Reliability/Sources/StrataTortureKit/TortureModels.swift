@@ -133,7 +133,7 @@ public enum TortureModels {
         switch name {
         case "v1": return try MigrationPlan(schemas: [v1()])
         case "light": return try MigrationPlan(schemas: [v1(), v2()])
-        case "rewrite": return try MigrationPlan(schemas: [v1(), v3()])
+        case "rewrite", "instant": return try MigrationPlan(schemas: [v1(), v3()])
         case "chain": return try MigrationPlan(schemas: [v1(), v2(), v3()])
         case "custom": return try MigrationPlan(schemas: [v1(), c2()], stages: [customStage(throwAt: throwAt, trapAt: trapAt)])
         case "script": return try MigrationPlan(schemas: [v1(), s2()], stages: [scriptStage(throwAt: throwAt, trapAt: trapAt)])
@@ -141,11 +141,22 @@ public enum TortureModels {
         }
     }
 
+    /// The configuration the suite opens stores with for a plan: no background maintenance (a test that
+    /// wants the sweep runs it, or asks for it with `--maintenance`), and for `rewrite` and `chain` every record
+    /// rewritten by the step (`rewritesEveryRecord()`), since those plans exist to exercise the rewrite path;
+    /// `instant` is the same v1 → v3 as `rewrite`, metadata only.
+    public static func configuration(plan name: String) -> StoreConfiguration {
+        var configuration = StoreConfiguration()
+        configuration.backgroundMaintenance = false
+        if name == "rewrite" || name == "chain" { configuration.migration.rewritesEveryRecord() }
+        return configuration
+    }
+
     /// The version a plan ends at.
     public static func finalVersion(ofPlan name: String) -> String {
         switch name {
         case "light": "v2"
-        case "rewrite", "chain": "v3"
+        case "rewrite", "chain", "instant": "v3"
         case "custom": "c2"
         case "script": "s2"
         default: "v1"

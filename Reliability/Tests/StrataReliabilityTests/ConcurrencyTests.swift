@@ -144,7 +144,7 @@ extension ReliabilitySuite {
             }
             pinned.wait()
             holding.wait()
-            var configuration = StoreConfiguration()
+            var configuration = TortureModels.configuration(plan: "rewrite")
             configuration.migration.batchSize = 100
             configuration.migration.progress = { p in if p.phase == .instances { batchCommitted.set() } }
             do {
@@ -219,7 +219,7 @@ extension ReliabilitySuite {
                     }
                 }
                 if migrating {
-                    var configuration = StoreConfiguration()
+                    var configuration = TortureModels.configuration(plan: "rewrite")
                     configuration.migration.batchSize = 50
                     usleep(20_000)
                     do { try Store.migrate(at: url, plan: try TortureModels.plan("rewrite"), configuration: configuration) } catch {
@@ -233,7 +233,7 @@ extension ReliabilitySuite {
             try runAsyncWriters(store, count: 200)
             writeAll("during", while: true)
             store.close()
-            let v3 = try Store.open(at: url, schema: try TortureModels.v3(), plan: try TortureModels.plan("rewrite"))
+            let v3 = try Store.open(at: url, schema: try TortureModels.v3(), plan: try TortureModels.plan("rewrite"), configuration: TortureModels.configuration(plan: "rewrite"))
             let kinds = Set(try v3.read { try $0.objects("Marker").fetch().compactMap { $0["kind"].stringValue } })
             let expected = Set(committed.withLock { $0 })
             #expect(expected.isSubset(of: kinds), "\(expected.subtracting(kinds).count) committed writes lost")
@@ -277,7 +277,7 @@ extension ReliabilitySuite {
             let before = try Store.open(at: url, schema: try TortureModels.v1())
             // A child migrates slowly; this process watches.
             let child = try Child(["migrate", url.path, "--plan", "rewrite", "--count", "\(count)", "--batch", "50", "--seed", "\(Tier.seed)"],
-                                  environment: ["STRATA_FAULT": "batch.afterCommit:*:sleep:40"])
+                                  environment: ["STRATA_FAULT": "batch.afterCommit:*:sleep:100"])
             #expect(child.waitForLine(timeout: 60) { $0.hasPrefix("ACK 3 ") } != nil)
             // Reads of a handle opened before go on at v1; its writes are refused.
             #expect(try before.read { try $0.count("Item") } == count)
@@ -288,21 +288,32 @@ extension ReliabilitySuite {
             } catch {
                 Issue.record("write during another process's migration: \(error)")
             }
-            // Opening now, with the plan or without it: the migration belongs to the other process.
-            for (label, open) in [
-                ("with the plan", { try Store.open(at: url, schema: try TortureModels.v3(), plan: try TortureModels.plan("rewrite")) }),
-                ("at v1", { try Store.open(at: url, schema: try TortureModels.v1()) }),
-            ] as [(String, () throws -> Store)] {
-                do {
-                    let s = try open()
-                    s.close()
-                    Issue.record("opened \(label) during another process's migration")
-                } catch let error as StoreError where error.code == .migrationInProgress {
-                    #expect(error.processID == child.pid, "owner \(String(describing: error.processID)), child \(child.pid)")
-                } catch {
-                    Issue.record("\(label): \(error)")
-                }
+            // Asked not to wait, an open with the new model is refused at once, naming the migrating process.
+            var impatient = TortureModels.configuration(plan: "rewrite")
+            impatient.migration.waitsForOtherProcesses = false
+            do {
+                let s = try Store.open(at: url, schema: try TortureModels.v3(), plan: try TortureModels.plan("rewrite"), configuration: impatient)
+                s.close()
+                Issue.record("opened with the new model, not waiting, during another process's migration")
+            } catch let error as StoreError where error.code == .migrationInProgress {
+                #expect(error.processID == child.pid, "owner \(String(describing: error.processID)), child \(child.pid)")
+            } catch {
+                Issue.record("open not waiting: \(error)")
             }
+            // A new handle at the store's version opens and reads v1 whole; its writes are refused too.
+            let reader = try Store.open(at: url, schema: try TortureModels.v1(), configuration: TortureModels.configuration(plan: "v1"))
+            let readDuring = try SeededContents(seed: Tier.seed).check(reader, expected: 0..<count, runVerify: false)
+            #expect(readDuring.isClean, "a v1 handle opened during the migration: \(readDuring)")
+            #expect(throws: StoreError.self) { try reader.write { _ = try $0.insert("Marker", ["kind": "y"]) } }
+            reader.close()
+            // With the new model (waiting, the default): the open returns once the other process's migration is
+            // done, at v3, every object there.
+            let waited = try Store.open(at: url, schema: try TortureModels.v3(), plan: try TortureModels.plan("rewrite"),
+                                        configuration: TortureModels.configuration(plan: "rewrite"))
+            #expect(waited.schema.versionIdentifier == "v3")
+            let afterWait = try SeededContents(seed: Tier.seed).check(waited, expected: 0..<count)
+            #expect(afterWait.isClean, "opened after waiting: \(afterWait)")
+            waited.close()
             let finished = child.wait(timeout: 120)
             #expect(finished.exitCode == 0 && checkResult(finished)?.isClean == true, "\(finished)")
             #expect(throws: StoreError.self) { _ = try before.read { try $0.count("Item") } }
@@ -313,7 +324,7 @@ extension ReliabilitySuite {
             let dying = try Child.run(["migrate", url2.path, "--plan", "rewrite", "--count", "\(count)", "--batch", "50", "--seed", "\(Tier.seed)"],
                                       environment: ["STRATA_FAULT": "batch.afterCommit:4:kill"])
             #expect(dying.signal == 9)
-            let taken = try Store.open(at: url2, schema: try TortureModels.v3(), plan: try TortureModels.plan("rewrite"))
+            let taken = try Store.open(at: url2, schema: try TortureModels.v3(), plan: try TortureModels.plan("rewrite"), configuration: TortureModels.configuration(plan: "rewrite"))
             let result = try SeededContents(seed: Tier.seed).check(taken, expected: 0..<count)
             #expect(result.isClean, "\(result)")
             taken.close()
