@@ -1,5 +1,9 @@
 #define _GNU_SOURCE
 #include <pthread.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #include "CStrataSupport.h"
 
 void strata_name_current_thread(const char *name) {
@@ -9,5 +13,13 @@ void strata_name_current_thread(const char *name) {
     pthread_setname_np(name);
 #else
     (void)name;
+#endif
+}
+
+int64_t strata_current_thread_id(void) {
+#if defined(__linux__)
+    return (int64_t)syscall(SYS_gettid);
+#else
+    return 0;
 #endif
 }

@@ -13,8 +13,13 @@ final class CommitWatcher: Sendable {
     /// The longest a commit by another process can go unnoticed when the file notification is lost (or
     /// unavailable).
     static let pollInterval: Int32 = 20
+    /// How many times (100 µs apart) the watcher looks again for a commit that is in the data file but not
+    /// yet visible to readers, before leaving it to the next poll.
+    static let inFlightRetries = 20
 
     private let stopped = Atomic<Bool>(false)
+    /// The kernel's ID of the watcher's thread once it runs (0 before, or where threads have none).
+    let threadID = Atomic<Int64>(0)
     /// Written to wake the thread when it must stop (a pipe's two ends).
     private let wakeRead: Int32
     private let wakeWrite: Int32
@@ -47,6 +52,7 @@ final class CommitWatcher: Sendable {
 
     private func run(hub: ObservationHub, environment: Environment) {
         strata_name_current_thread("strata.observe")
+        threadID.store(strata_current_thread_id(), ordering: .releasing)
         let notify = FileNotification(path: environment.path + "/data.mdb")
         defer {
             notify.close()
@@ -56,7 +62,16 @@ final class CommitWatcher: Sendable {
         while !stopped.load(ordering: .acquiring) {
             notify.wait(wakeDescriptor: wakeRead, timeoutMilliseconds: Self.pollInterval)
             if stopped.load(ordering: .acquiring) || environment.isClosed { break }
-            if !hub.catchUp(environment: environment) {
+            var retries = 0
+            var result = hub.catchUp(environment: environment)
+            while result == .commitInFlight, retries < Self.inFlightRetries, !stopped.load(ordering: .acquiring) {
+                // Another process's commit is written but not yet published to readers: it will be within
+                // microseconds, and the file notification for it is already consumed.
+                retries += 1
+                usleep(100)
+                result = hub.catchUp(environment: environment)
+            }
+            if result == .noObservers {
                 stopped.store(true, ordering: .releasing)
                 break
             }

@@ -36,6 +36,11 @@ final class ObservationHub: Sendable {
 
     var isObserved: Bool { registered.load(ordering: .relaxed) > 0 }
 
+    /// The kernel's thread ID of the running watcher (nil when none runs, 0 until its thread has started).
+    var watcherThreadID: Int64? {
+        state.withLock { $0.watcher?.threadID.load(ordering: .acquiring) }
+    }
+
     /// Registers a subscriber; starts watching for other processes' commits with the first one.
     func register(_ subscriber: any CommitSubscriber, store: ObjectIdentifier, meta: MetaTable, environment: Environment) -> Int {
         state.withLock { s in
@@ -44,7 +49,10 @@ final class ObservationHub: Sendable {
             s.registrations[token] = Registration(subscriber: subscriber, store: store, meta: meta)
             registered.add(1, ordering: .relaxed)
             if s.watcher == nil {
-                s.lastSeen = environment.lastTransactionID
+                // What a read transaction sees, not the meta page: a commit in flight (meta page written, not
+                // yet published to readers) is then still ahead, and is dispatched when it lands, while the
+                // subscriber's first fetch may not see it.
+                s.lastSeen = environment.snapshotTransactionID
                 s.localCommits = []
                 s.watcher = CommitWatcher(hub: self, environment: environment)
             }
@@ -88,10 +96,20 @@ final class ObservationHub: Sendable {
         }
     }
 
+    /// What a call of ``catchUp(environment:)`` found.
+    enum CatchUpResult {
+        /// Every commit so far was dispatched.
+        case upToDate
+        /// A commit is in the data file but not yet visible to readers (its writer is publishing it): look
+        /// again in a moment.
+        case commitInFlight
+        /// No observation is left: the watcher stops.
+        case noObservers
+    }
+
     /// Called by the watcher: dispatches the commits made since the last call by other processes (or by
     /// this one outside ``Store/write(_:)``, such as a migration), and ends observations whose model changed.
-    /// Returns false when no observation is left (the watcher then stops).
-    func catchUp(environment: Environment) -> Bool {
+    func catchUp(environment: Environment) -> CatchUpResult {
         let (from, meta, needsRead) = state.withLock { s -> (UInt64, MetaTable?, Bool) in
             let last = environment.lastTransactionID
             if last < s.lastSeen, last > 0 {
@@ -110,7 +128,7 @@ final class ObservationHub: Sendable {
             }
             return (s.lastSeen, s.registrations.values.first?.meta, true)
         }
-        guard needsRead, let meta else { return isObserved }
+        guard needsRead, let meta else { return isObserved ? .upToDate : .noObservers }
         let read: (through: UInt64, log: [CommitChanges], continuous: Bool, generation: UInt64?)
         do {
             read = try environment.read { txn in
@@ -120,10 +138,12 @@ final class ObservationHub: Sendable {
                 return (through, log, continuous, generation)
             }
         } catch {
-            read = (environment.lastTransactionID, [], false, nil)
+            // No reader slot free, or the store closing: nothing is dispatched or marked seen, so a value
+            // fetched now cannot miss a commit; the watcher looks again shortly.
+            return .commitInFlight
         }
-        let (ended, keepsRunning) = state.withLock { s -> ([any CommitSubscriber], Bool) in
-            guard read.through > s.lastSeen else { return ([], true) }
+        let (ended, result) = state.withLock { s -> ([any CommitSubscriber], CatchUpResult) in
+            guard read.through > s.lastSeen else { return ([], .commitInFlight) }
             var commits = read.log.filter { $0.transactionID > s.lastSeen && !s.localCommits.contains($0.transactionID) }
             if !read.continuous { commits.append(.unknown(transactionID: read.through)) }
             s.lastSeen = read.through
@@ -139,9 +159,9 @@ final class ObservationHub: Sendable {
                 for commit in commits { registration.subscriber.receive(commit) }
             }
             if s.registrations.isEmpty { s.watcher = nil }
-            return (ended, !s.registrations.isEmpty)
+            return (ended, s.registrations.isEmpty ? .noObservers : .upToDate)
         }
         for subscriber in ended { subscriber.end(.modelChanged(path: environment.path)) }
-        return keepsRunning
+        return result
     }
 }

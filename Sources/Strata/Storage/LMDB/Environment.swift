@@ -73,12 +73,23 @@ final class Environment: @unchecked Sendable {
 
     var currentMapSize: Int { mapSize.load(ordering: .relaxed) }
 
-    /// The ID of the last committed write transaction, by any process (read from LMDB's shared lock region,
-    /// without a transaction).
+    /// The ID of the last committed write transaction, by any process, read without a transaction from the
+    /// newest meta page of the data file (`mdb_env_info`).
+    ///
+    /// LMDB writes the meta page before it publishes the transaction to readers in the lock region, so for an
+    /// instant this can be one ahead of what a new read transaction sees: use ``snapshotTransactionID`` for
+    /// "everything up to here is visible".
     var lastTransactionID: UInt64 {
         var info = MDB_envinfo()
         guard !isClosed, mdb_env_info(pointer, &info) == 0 else { return 0 }
         return UInt64(info.me_last_txnid)
+    }
+
+    /// The ID of the last transaction a read transaction begun now sees (0 when the environment is closed or
+    /// no reader slot is free).
+    var snapshotTransactionID: UInt64 {
+        guard !isClosed else { return 0 }
+        return (try? read { $0.id }) ?? 0
     }
 
     // MARK: Opening
