@@ -29,6 +29,12 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
     case cliImport = "cli-import"
     /// The `strata` tool exporting the data set's store as JSON Lines, into a file.
     case cliExport = "cli-export"
+    /// Strata: from a commit to the value an observation delivers, in this process and from another one.
+    case observeLatency = "observe-latency"
+    /// Strata: the insert with no observer, one and a hundred observers of another entity.
+    case observeInsert = "observe-insert"
+    /// Strata: anonymous memory over up to a million single-update commits on an observed store.
+    case observeMemory = "observe-memory"
 
     /// Whether the scenario reads a store that an earlier step built and leaves it unchanged.
     public var readsBaseStore: Bool { self == .open || self == .scan || self == .get }
@@ -38,8 +44,10 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
     }
     /// Whether the scenario runs the `strata` executable (on a store of its own, prepared for every run).
     public var isTool: Bool { self == .cliImport || self == .cliExport }
+    /// Whether the scenario measures observation (Strata's only).
+    public var isObservation: Bool { self == .observeLatency || self == .observeInsert || self == .observeMemory }
     /// Whether each run gets a store of its own, prepared for it.
-    public var hasOwnStore: Bool { isMigration || isTool }
+    public var hasOwnStore: Bool { isMigration || isTool || isObservation }
 
     /// The scenario the peers (raw LMDB, SQLite, GRDB) run for this one: they have no projections, so every
     /// widening is their rewrite.
@@ -69,6 +77,7 @@ public enum System: String, CaseIterable, Codable, Sendable {
     /// serve scans).
     public func runs(_ scenario: Scenario) -> Bool {
         switch self {
+        case _ where scenario.isObservation: self == .strata
         case .strataTyped: [.insert, .scan, .get, .scanOldLayout, .customSplit].contains(scenario)
         case .strataCodable: [.insert, .scan, .get].contains(scenario)
         case .strataViews: scenario == .scan || scenario == .scanOldLayout
@@ -88,6 +97,8 @@ public struct ChildTask: Codable, Sendable {
         case prepare
         /// Does the measured work, and only that.
         case measure
+        /// Commits for an observer in another process (`observe-latency`), cued through standard input.
+        case observedWriter
     }
 
     public var role: Role

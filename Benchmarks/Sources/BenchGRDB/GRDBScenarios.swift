@@ -13,6 +13,8 @@ public enum GRDBScenarios {
         switch (task.role, task.scenario) {
         case (_, .cliImport), (_, .cliExport):
             throw BenchFailure("\(task.scenario.rawValue) measures the strata tool only")
+        case (_, .observeLatency), (_, .observeInsert), (_, .observeMemory), (.observedWriter, _):
+            throw BenchFailure("\(task.scenario.rawValue) measures Strata's observation only")
         case (.prepare, .insert):
             try FileManager.default.createDirectory(atPath: task.path, withIntermediateDirectories: true)
             return nil

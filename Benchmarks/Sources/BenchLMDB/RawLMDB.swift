@@ -20,6 +20,8 @@ public enum RawLMDB {
         switch (task.role, task.scenario) {
         case (_, .cliImport), (_, .cliExport):
             throw BenchFailure("\(task.scenario.rawValue) measures the strata tool only")
+        case (_, .observeLatency), (_, .observeInsert), (_, .observeMemory), (.observedWriter, _):
+            throw BenchFailure("\(task.scenario.rawValue) measures Strata's observation only")
         case (.prepare, .insert):
             return nil
         case (.prepare, _):

@@ -32,6 +32,8 @@ public enum CLIScenarios {
     public static func run(_ task: ChildTask) throws -> ChildReport? {
         let url = URL(fileURLWithPath: task.path)
         switch (task.role, task.scenario) {
+        case (.observedWriter, _):
+            throw BenchFailure("\(task.scenario.rawValue) has no writer for an observer")
         case (.prepare, .cliImport):
             let source = task.path + "-source"
             try? FileManager.default.removeItem(atPath: source)

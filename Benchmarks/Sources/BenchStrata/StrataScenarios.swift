@@ -111,6 +111,14 @@ public enum StrataScenarios {
         switch (task.role, task.scenario) {
         case (_, .cliImport), (_, .cliExport):
             return try CLIScenarios.run(task)
+        case (.observedWriter, _):
+            try ObservationScenarios.runObservedWriter(task)
+            return nil
+        case (.prepare, .observeInsert):
+            return nil
+        case (.measure, .observeLatency): return try ObservationScenarios.measureLatency(task, url: url)
+        case (.measure, .observeInsert): return try ObservationScenarios.measureInsert(task)
+        case (.measure, .observeMemory): return try ObservationScenarios.measureMemory(task, url: url)
         case (.prepare, .insert):
             return nil
         case (.prepare, .sweep), (.prepare, .scanOldLayout), (.prepare, .writesDuringSweep):

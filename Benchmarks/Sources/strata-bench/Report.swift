@@ -120,6 +120,24 @@ enum Report {
             goals.append(Goal(goal: name, measured: String(format: "%@ estimated, %@ measured (×%.2f)", format(seconds: e), format(seconds: r.seconds), factor),
                               met: factor <= 1.5 && factor >= 1 / 1.5))
         }
+        // Issue 14: observation.
+        if let r = row(rows, .observeLatency, .strata), let p99 = r.extra["other_process_p99_seconds"] {
+            goals.append(Goal(goal: "a commit by another process reaches its observer within 50 ms (p99)",
+                              measured: "\(format(seconds: p99)) (max \(format(seconds: r.extra["other_process_max_seconds"] ?? 0)))", met: p99 <= 0.050))
+        }
+        if let r = row(rows, .observeInsert, .strata) {
+            for n in [1, 100] {
+                guard let x = r.extra["with_\(n)_ratio"] else { continue }
+                goals.append(Goal(goal: "insert with \(n) observer\(n == 1 ? "" : "s") of another entity ≥ 0.95× with none",
+                                  measured: String(format: "%.2f×", x), met: x >= 0.95))
+            }
+        }
+        if let r = row(rows, .observeMemory, .strata), let half = r.extra["anon_half_bytes"], let end = r.extra["anon_end_bytes"], half > 0 {
+            let growth = end / half - 1
+            goals.append(Goal(goal: "anonymous memory flat over the second half of the observed commits (≤ +10 %)",
+                              measured: String(format: "%@ → %@ (%+.1f %%)", format(bytes: Int(half)), format(bytes: Int(end)), growth * 100),
+                              met: growth <= 0.10))
+        }
         if let m = row(rows, .lightweightMetadata, .strata) {
             goals.append(Goal(goal: "lightweight-metadata in milliseconds", measured: format(seconds: m.seconds), met: m.seconds < 0.1))
         } else {
@@ -194,6 +212,18 @@ enum Report {
             if let e = r.extra["estimate_seconds"] {
                 parts.append(String(format: "estimate %@ (×%.2f of the measured time), %@ to write", format(seconds: e), e / r.seconds,
                                     format(decimalBytes: r.extra["estimate_bytes"] ?? 0)))
+            }
+            if let m = r.extra["in_process_median_seconds"] {
+                parts.append("in this process median \(format(seconds: m)), p99 \(format(seconds: r.extra["in_process_p99_seconds"] ?? 0)); "
+                             + "from another process median \(format(seconds: r.extra["other_process_median_seconds"] ?? 0)), "
+                             + "p99 \(format(seconds: r.extra["other_process_p99_seconds"] ?? 0)), max \(format(seconds: r.extra["other_process_max_seconds"] ?? 0))")
+            }
+            if let one = r.extra["with_1_ratio"], let hundred = r.extra["with_100_ratio"] {
+                parts.append(String(format: "with 1 observer of another entity %.2f×, with 100 %.2f× the throughput with none", one, hundred))
+            }
+            if let start = r.extra["anon_start_bytes"], let half = r.extra["anon_half_bytes"], let end = r.extra["anon_end_bytes"] {
+                parts.append("anon after 1 % of the commits \(format(bytes: Int(start))), half \(format(bytes: Int(half))), all \(format(bytes: Int(end)))"
+                             + "; \(Int(r.extra["incomplete_change_sets"] ?? 0)) change sets said reload")
             }
             if let v = r.ratioToStrataInsert { parts.append(String(format: "%.2f× the library's dynamic insert", v)) }
             if let v = r.extra["tool_peak_rss_bytes"] { parts.append("the tool's peak RSS \(format(bytes: Int(v)))") }

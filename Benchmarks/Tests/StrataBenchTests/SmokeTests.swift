@@ -68,6 +68,8 @@ import Testing
         // The `strata` tool's rows (its executable, built beside strata-bench).
         expected.insert("cli-import/strata")
         expected.insert("cli-export/strata")
+        // Issue 14's rows: observation, Strata's only.
+        for key in ["observe-latency/strata", "observe-insert/strata", "observe-memory/strata"] { expected.insert(key) }
         var seen: Set<String> = []
         for r in results {
             let scenario = try #require(r["scenario"] as? String)
@@ -97,6 +99,21 @@ import Testing
             if scenario == "writes-during-sweep" {
                 #expect(((extra["idle_seconds"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): idle_seconds")
             }
+            if scenario == "observe-latency" {
+                for field in ["in_process_median_seconds", "in_process_p99_seconds", "other_process_median_seconds", "other_process_p99_seconds"] {
+                    #expect(((extra[field] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): \(field)")
+                }
+            }
+            if scenario == "observe-insert" {
+                for field in ["with_1_ratio", "with_100_ratio"] {
+                    #expect(((extra[field] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): \(field)")
+                }
+            }
+            if scenario == "observe-memory" {
+                for field in ["anon_start_bytes", "anon_half_bytes", "anon_end_bytes"] {
+                    #expect(((extra[field] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): \(field)")
+                }
+            }
             if scenario.hasPrefix("cli-") {
                 // The tool's rows: no peer; the import is compared with the library's insert.
                 if scenario == "cli-import" {
@@ -105,7 +122,7 @@ import Testing
                 #expect(((extra["tool_peak_rss_bytes"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): tool_peak_rss_bytes")
             } else if scenario == "sweep" && system == "strata" {
                 #expect(((r["ratio_to_lmdb"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_lmdb")
-            } else if system.hasPrefix("strata") && !["scan-old-layout", "writes-during-sweep"].contains(scenario) {
+            } else if system.hasPrefix("strata") && !["scan-old-layout", "writes-during-sweep"].contains(scenario) && !scenario.hasPrefix("observe-") {
                 #expect(((r["ratio_to_lmdb"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_lmdb")
                 #expect(((r["ratio_to_sqlite"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_sqlite")
                 #expect(((r["ratio_to_grdb"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_grdb")
@@ -124,7 +141,10 @@ import Testing
         #expect(goals.count >= 7)
         let goalNames = goals.compactMap { $0["goal"] as? String }
         for name in ["cli-import ≥ 0.5× the library's dynamic insert (strata insert)", "cli-export ≥ 1 M objects/s",
-                     "estimate within 1.5× of measured on lightweight-rewrite"] {
+                     "estimate within 1.5× of measured on lightweight-rewrite",
+                     "a commit by another process reaches its observer within 50 ms (p99)",
+                     "insert with 100 observers of another entity ≥ 0.95× with none",
+                     "anonymous memory flat over the second half of the observed commits (≤ +10 %)"] {
             #expect(goalNames.contains(name), "goal \(name) missing: \(goalNames)")
         }
     }
