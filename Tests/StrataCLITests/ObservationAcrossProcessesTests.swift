@@ -69,7 +69,8 @@ import Testing
             #expect(result.status == 128 + SIGKILL, "round \(round): \(result)")
             let total = try await store.read { try $0.count("Tag") }
             #expect(total > before && total < before + 200_000, "round \(round): killed mid-import, \(total) tags")
-            #expect(await counts.waitUntil { $0.last == total }, "round \(round): last value \(String(describing: counts.all.last)) of \(total)")
+            #expect(await counts.waitUntil { $0.last == total },
+                    "round \(round): last value \(String(describing: counts.all.last)) of \(total); the observation \(counts.end.map { "ended: " + $0 } ?? "goes on")")
         }
         let total = try await store.read { try $0.count("Tag") }
         let reported = Set(sets.all.flatMap(\.inserted))
@@ -78,6 +79,7 @@ import Testing
         let missing = try await store.read { context in try reported.filter { try context.object($0, of: "Tag") == nil } }
         #expect(missing.isEmpty, "reported as inserted but not in the store: \(missing.prefix(5))")
         try await store.write { _ = try $0.insert("Tag", ["name": "after the kills"]) }
-        #expect(await counts.waitUntil { $0.last == total + 1 })
+        #expect(await counts.waitUntil { $0.last == total + 1 },
+                "last values \(counts.all.suffix(3)) of \(total + 1); the observation \(counts.end.map { "ended: " + $0 } ?? "goes on")")
     }
 }

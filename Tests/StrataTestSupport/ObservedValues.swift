@@ -18,6 +18,9 @@ public final class ObservedValues<Value: Sendable>: Sendable {
     /// Everything delivered so far, in order.
     public var all: [Value] { values.withLock { $0 } }
 
+    /// How the iteration ended, if it has (see ``waitForEnd()``): for failure messages.
+    public var end: String? { ending.withLock { $0 } }
+
     /// Iterates `sequence` in a task, recording each element (then running `after`, e.g. to stay busy).
     public func record<S: AsyncSequence & Sendable>(_ sequence: S, after: (@Sendable (Value) async -> Void)? = nil) -> Task<Void, Never>
     where S.Element == Value {

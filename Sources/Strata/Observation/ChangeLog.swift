@@ -42,6 +42,7 @@ enum ChangeLog {
     /// The entries of transactions after `after`, up to `through`, in order. A damaged entry is returned as
     /// an unknown change; a gap that may hide pruned entries is reported by `isContinuous`.
     static func entries(after: UInt64, through: UInt64, in txn: Transaction) throws -> (entries: [CommitChanges], isContinuous: Bool) {
+        guard through > after else { return ([], true) }
         let isContinuous = through - after < retainedCommits
         // Absent, or created after this snapshot (then every entry is after `through` too): nothing to read.
         guard let dbi = try txn.openDatabase(databaseName, flags: 0, create: false), txn.sees(dbi) else { return ([], isContinuous) }

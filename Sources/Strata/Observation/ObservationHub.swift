@@ -114,7 +114,8 @@ final class ObservationHub: Sendable {
             let last = environment.lastTransactionID
             if last < s.lastSeen, last > 0 {
                 // The file was replaced (a restored backup): its transaction IDs start again.
-                s.lastSeen = last
+                let visible = environment.snapshotTransactionID
+                s.lastSeen = visible > 0 ? min(visible, last) : last
                 s.localCommits = []
                 for registration in s.registrations.values { registration.subscriber.receive(.unknown(transactionID: last)) }
             }
