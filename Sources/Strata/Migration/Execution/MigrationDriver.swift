@@ -92,10 +92,20 @@ struct MigrationDriver {
                                      stage: plan?.stage(from: source.versionIdentifier, to: target.versionIdentifier))
                 source = target
             }
-            guard let lock = try MigrationLock.acquire(storePath: path) else {
-                throw StoreError.migrationInProgress(ownerPID: try journalOwner())
+            // Another process may have taken the lock since the header was read: wait for it like any migration
+            // in progress (or fail at once if the options say not to wait).
+            var acquired = try MigrationLock.acquire(storePath: path)
+            if acquired == nil { acquired = try waitForOtherMigration() }
+            guard let lock = acquired else { throw StoreError.migrationInProgress(ownerPID: try journalOwner()) }
+            // And it may have migrated the store (or begun to and died) between that read and this lock: what to
+            // do is decided again, with the lock let go, on what the store holds now — never on a stale header.
+            let current = try readHeader()
+            if current.state.generation != header.state.generation || current.state.migrating || current.hasJournal
+                || current.identity.fingerprint != header.identity.fingerprint {
+                lock.release()
+                return resumed + (try runSteps(allowMigration: allowMigration))
             }
-            defer { _ = lock }
+            defer { lock.release() }
             if let backup = options.backupDirectory {
                 try StoreBackup.copy(environment: environment, to: backup.standardizedFileURL.path, compact: true)
             }

@@ -6,7 +6,7 @@ import Glibc
 /// An exclusive, process-crossing lock on a store's migration: `flock` on `migration.lock` in the store
 /// directory. The kernel releases it when its holder dies, so a killed migration never blocks the next.
 final class MigrationLock {
-    private let fd: Int32
+    private var fd: Int32
 
     private init(fd: Int32) { self.fd = fd }
 
@@ -25,8 +25,13 @@ final class MigrationLock {
         return MigrationLock(fd: fd)
     }
 
-    deinit {
+    /// Lets the lock go now (it is let go at the latest when the object goes away).
+    func release() {
+        guard fd >= 0 else { return }
         flock(fd, LOCK_UN)
         close(fd)
+        fd = -1
     }
+
+    deinit { release() }
 }

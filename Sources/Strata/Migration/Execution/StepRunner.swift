@@ -270,6 +270,9 @@ final class StepRunner {
         var m = try MaintenanceRecord.read(meta, in: txn)
         let live = Set(catalog.entities.map(\.tag))
         for tag in Array(m.oldLayoutCounts.keys) where !live.contains(tag) { m.oldLayoutCounts[tag] = nil }
+        // Entities whose records the sweep must visit again from the first: those given a new layout (records it
+        // already rewrote are in an old layout again) or a new index to build (it covers none of them yet).
+        var restarted: Set<UInt32> = []
         for entry in catalog.entities {
             guard kinds[entry.name] == .carried, let source = sourceCatalog.entity(tag: entry.tag) else {
                 m.oldLayoutCounts[entry.tag] = nil
@@ -282,6 +285,7 @@ final class StepRunner {
             // migrated by an earlier version, uncounted: the sweep passes over such entities all the same).
             let n = source.layouts.count > 1 && m.oldLayoutCounts[entry.tag] == nil ? 0 : total - counted
             if n > 0 { m.oldLayoutCounts[entry.tag, default: [:]][source.currentLayout] = n }
+            restarted.insert(entry.tag)
         }
         // New indexes (created by this step) of entities that keep their records, which no task of the step
         // builds: the maintenance builds them. (Read from the journal, so a resumed step agrees with itself.)
@@ -293,10 +297,12 @@ final class StepRunner {
             guard let entity = catalog.entity(tag: index.entityTag), kinds[entity.name] == .carried,
                   !builtByStep.contains(entity.name + "\u{0}" + index.attribute) else { continue }
             background.insert(index.tag)
+            if !m.buildingIndexes.contains(index.tag) { restarted.insert(index.entityTag) }
         }
         let indexes = Set(catalog.indexes.map(\.tag))
         m.buildingIndexes = m.buildingIndexes.intersection(indexes).union(background)
-        if let cursor = m.cursor, !live.contains(cursor.entity) || kinds[catalog.entity(tag: cursor.entity)?.name ?? ""] != .carried {
+        if let cursor = m.cursor, !live.contains(cursor.entity) || kinds[catalog.entity(tag: cursor.entity)?.name ?? ""] != .carried
+            || restarted.contains(cursor.entity) {
             m.cursor = nil
         }
         try m.write(meta, in: txn)
