@@ -169,16 +169,7 @@ enum ObservationScenarios {
 
     /// The posts model with a second entity, `Note`, that the observers watch and the inserts never touch.
     static func schemaWithNotes() throws -> Schema {
-        try Schema("v1-notes") {
-            Entity("Post") {
-                Attribute("postID", .uuid)
-                Attribute("date", .date)
-                Attribute("color", .string)
-                Attribute("content", .string)
-                Attribute("views", .int32)
-            }
-            Entity("Note") { Attribute("text", .string) }
-        }
+        try Schema("v1-notes", entities: try PostModel.v1().entities + [Entity("Note") { Attribute("text", .string) }])
     }
 
     /// The data set inserted into a new store while `observers` query observations watch `Note`: seconds of
