@@ -17,6 +17,9 @@ extension ReliabilitySuite {
             var plan: String  // "create" or a migration plan
             var count: Int
             var batch: Int
+            /// The background sweep instead of a migration: the store is migrated by `plan` (metadata only)
+            /// before the shim runs, and the sweep's rewrite of every old-layout record is what loses power.
+            var sweep = false
             var description: String { name }
         }
 
@@ -28,6 +31,7 @@ extension ReliabilitySuite {
             Workload(name: "chain v1→v2→v3", plan: "chain", count: 400 * scale, batch: 100),
             Workload(name: "custom stage", plan: "custom", count: 400 * scale, batch: 100),
             Workload(name: "script stage", plan: "script", count: 400 * scale, batch: 100),
+            Workload(name: "background sweep after a metadata-only migration", plan: "instant", count: 600 * scale, batch: 100, sweep: true),
         ]
 
         @Test("crash images at every sync point", arguments: PowerLoss.workloads)
@@ -43,6 +47,11 @@ extension ReliabilitySuite {
             var arguments: [String]
             if workload.plan == "create" {
                 arguments = ["create", store.path]
+            } else if workload.sweep {
+                _ = try workspace.copy(try PristineStores.v1(count: workload.count), to: "tracked/store")
+                let migrated = try Child.run(["migrate", store.path, "--plan", workload.plan, "--count", "\(workload.count)", "--seed", "\(Tier.seed)"])
+                try #require(migrated.exitCode == 0, "the metadata-only migration before the sweep: \(migrated)")
+                arguments = ["maintain", store.path, "--op", "layouts", "--plan", workload.plan]
             } else {
                 _ = try workspace.copy(try PristineStores.v1(count: workload.count), to: "tracked/store")
                 arguments = ["migrate", store.path, "--plan", workload.plan]
@@ -72,7 +81,8 @@ extension ReliabilitySuite {
                 let check = try Child.run(["check-images", out.path, "--log", log.path, "--store-rel", "store",
                                            "--work", workspace.path("check"), "--plan", workload.plan,
                                            "--count", "\(workload.count)", "--batch", "\(workload.batch)",
-                                           "--seed", "\(Tier.seed)", "--start", "\(start)"], timeout: 900)
+                                           "--seed", "\(Tier.seed)", "--start", "\(start)"] + (workload.sweep ? ["--sweep"] : []),
+                                          timeout: 900)
                 outcomes += check.lines(prefix: "IMG ")
                 if check.line("DONE") != nil { break }
                 signals += 1
