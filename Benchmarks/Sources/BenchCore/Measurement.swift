@@ -48,6 +48,9 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
     public var isObservation: Bool { self == .observeLatency || self == .observeInsert || self == .observeMemory }
     /// Whether each run gets a store of its own, prepared for it.
     public var hasOwnStore: Bool { isMigration || isTool || isObservation }
+    /// Whether a child prepares the scenario's own store before each measurement (`observe-insert` builds its
+    /// stores while it measures, as `insert` does).
+    public var preparesOwnStore: Bool { hasOwnStore && self != .observeInsert }
 
     /// The scenario the peers (raw LMDB, SQLite, GRDB) run for this one: they have no projections, so every
     /// widening is their rewrite.
@@ -311,6 +314,14 @@ public final class Progress: @unchecked Sendable {
         nextReport += step
         FileHandle.standardError.write(Data("    \(label): \(grouped(done))/\(grouped(total))\n".utf8))
     }
+}
+
+/// The path of the running executable (what a child of the runner runs again).
+public func selfExecutable() -> String {
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    if n > 0 { return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+    return CommandLine.arguments[0]
 }
 
 public func note(_ line: String) {

@@ -45,7 +45,7 @@ struct ChildOutcome {
 /// Runs this executable again as a child, waits for it with `wait4`, and returns its resource usage.
 func runChild(_ task: ChildTask) throws -> ChildOutcome {
     let json = String(decoding: try JSONEncoder().encode(task), as: UTF8.self)
-    let executable = try selfExecutable()
+    let executable = selfExecutable()
     let argv: [String] = [executable, ChildMode.flag, json]
     var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) }
     cArgs.append(nil)
@@ -62,12 +62,4 @@ func runChild(_ task: ChildTask) throws -> ChildOutcome {
     let exited = status & 0x7F == 0
     let code = exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
     return ChildOutcome(status: code, maxRSSBytes: Int(usage.ru_maxrss) * 1024, seconds: Clock.now() - start)
-}
-
-/// The path of the running executable.
-func selfExecutable() throws -> String {
-    var buffer = [CChar](repeating: 0, count: 4096)
-    let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    if n > 0 { return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) }
-    return CommandLine.arguments[0]
 }

@@ -187,9 +187,7 @@ struct StrataBench: ParsableCommand {
             if scenario == .insert || scenario.hasOwnStore {
                 try? fm.removeItem(atPath: path)
             }
-            // (observe-insert builds its stores in the measurement, as insert does.)
-            let needsPreparation = (scenario.hasOwnStore && scenario != .observeInsert)
-                || (scenario.readsBaseStore && !baseReady.contains(system))
+            let needsPreparation = scenario.preparesOwnStore || (scenario.readsBaseStore && !baseReady.contains(system))
             if needsPreparation {
                 note("\(tag): preparing \(grouped(records)) records")
                 try? fm.removeItem(atPath: path)

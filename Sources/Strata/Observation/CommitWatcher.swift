@@ -64,9 +64,9 @@ final class CommitWatcher: Sendable {
             if stopped.load(ordering: .acquiring) || environment.isClosed { break }
             var retries = 0
             var result = hub.catchUp(environment: environment)
-            while result == .commitInFlight, retries < Self.inFlightRetries, !stopped.load(ordering: .acquiring) {
-                // Another process's commit is written but not yet published to readers: it will be within
-                // microseconds, and the file notification for it is already consumed.
+            while result == .retry, retries < Self.inFlightRetries, !stopped.load(ordering: .acquiring) {
+                // Typically another process's commit, written but not yet published to readers: it will be
+                // within microseconds, and the file notification for it is already consumed.
                 retries += 1
                 usleep(100)
                 result = hub.catchUp(environment: environment)

@@ -100,9 +100,9 @@ final class ObservationHub: Sendable {
     enum CatchUpResult {
         /// Every commit so far was dispatched.
         case upToDate
-        /// A commit is in the data file but not yet visible to readers (its writer is publishing it): look
-        /// again in a moment.
-        case commitInFlight
+        /// Look again in a moment: a commit is in the data file but not yet visible to readers (its writer is
+        /// publishing it), or the log could not be read (no reader slot free); nothing was marked seen.
+        case retry
         /// No observation is left: the watcher stops.
         case noObservers
     }
@@ -141,10 +141,10 @@ final class ObservationHub: Sendable {
         } catch {
             // No reader slot free, or the store closing: nothing is dispatched or marked seen, so a value
             // fetched now cannot miss a commit; the watcher looks again shortly.
-            return .commitInFlight
+            return .retry
         }
         let (ended, result) = state.withLock { s -> ([any CommitSubscriber], CatchUpResult) in
-            guard read.through > s.lastSeen else { return ([], .commitInFlight) }
+            guard read.through > s.lastSeen else { return ([], .retry) }
             var commits = read.log.filter { $0.transactionID > s.lastSeen && !s.localCommits.contains($0.transactionID) }
             if !read.continuous { commits.append(.unknown(transactionID: read.through)) }
             s.lastSeen = read.through

@@ -67,7 +67,7 @@ struct MigrationDriver {
             var acquired = try MigrationLock.acquire(storePath: path)
             if acquired == nil {
                 if readsSource { return 0 }
-                acquired = try waitForOtherMigration()
+                acquired = try lockWaitingForOtherMigration()
             }
             guard let lock = acquired else { throw StoreError.migrationInProgress(ownerPID: try journalOwner()) }
             // (After waiting, the other process may have finished the step.)
@@ -94,9 +94,9 @@ struct MigrationDriver {
             }
             // Another process may have taken the lock since the header was read: wait for it like any migration
             // in progress (or fail at once if the options say not to wait).
-            var acquired = try MigrationLock.acquire(storePath: path)
-            if acquired == nil { acquired = try waitForOtherMigration() }
-            guard let lock = acquired else { throw StoreError.migrationInProgress(ownerPID: try journalOwner()) }
+            guard let lock = try lockWaitingForOtherMigration() else {
+                throw StoreError.migrationInProgress(ownerPID: try journalOwner())
+            }
             // And it may have migrated the store (or begun to and died) between that read and this lock: what to
             // do is decided again, with the lock let go, on what the store holds now — never on a stale header.
             let current = try readHeader()
@@ -124,10 +124,11 @@ struct MigrationDriver {
         }
     }
 
-    /// Waits for the process that migrates the store to finish (its migration lock is released when it ends,
-    /// or dies), reporting the migration's progress as its journal records it. Returns the lock once taken,
-    /// or nil when the options say not to wait or the wait timed out.
-    private func waitForOtherMigration() throws -> MigrationLock? {
+    /// Takes the migration lock; when another process holds it, waits for that process's migration to finish
+    /// (the lock is released when it ends, or dies), reporting its progress as its journal records it.
+    /// Returns the lock once taken, or nil when the options say not to wait or the wait timed out.
+    private func lockWaitingForOtherMigration() throws -> MigrationLock? {
+        if let lock = try MigrationLock.acquire(storePath: path) { return lock }
         // A migration of this process (another handle, perhaps on this very thread) is not waited for.
         guard options.waitsForOtherProcesses, try journalOwner() != getpid() else { return nil }
         let started = DispatchTime.now().uptimeNanoseconds
