@@ -62,7 +62,7 @@ extension ModelDescription {
         let type: String
         switch a.storage {
         case .scalar(let scalar): type = scalar.attributeType
-        case .codable(let shape): type = ".codable(\(shape))"
+        case .codable(let shape, _): type = ".codable(\(shape))"
         case .raw(let swiftType): type = "Strata.ModelSupport.rawAttributeType(of: \(swiftType).self)"
         }
         var arguments = ["\"\(a.name)\"", type]
@@ -73,7 +73,12 @@ extension ModelDescription {
         if a.isUnique { arguments.append("isUnique: true") }
         if let o = a.originalName { arguments.append("renamingIdentifier: \(o)") }
         if let h = a.hashModifier { arguments.append("versionHashModifier: \(h)") }
-        return "Strata.Attribute(" + arguments.joined(separator: ", ") + ")"
+        let attribute = "Strata.Attribute(" + arguments.joined(separator: ", ") + ")"
+        if case .codable(_, let swiftType) = a.storage {
+            // The type's `CodableShapeDescribing` conformance, if it has one, gives the attribute its shape.
+            return "Strata.ModelSupport.shaped(\(attribute), of: \(swiftType).self)"
+        }
+        return attribute
     }
 
     private func relationshipExpression(_ r: RelationshipDescription) -> String {

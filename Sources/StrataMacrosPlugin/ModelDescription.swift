@@ -8,8 +8,9 @@ struct ModelDescription {
     enum Storage {
         /// A type Strata stores natively.
         case scalar(ScalarType)
-        /// `Codable` JSON under a shape name (a Swift string literal's text).
-        case codable(shape: String)
+        /// `Codable` JSON under a shape name (a Swift string literal's text) of the Swift type `swiftType`
+        /// (whose ``CodableShapeDescribing`` conformance, if any, gives the attribute its shape).
+        case codable(shape: String, swiftType: String)
         /// A `RawRepresentable` value's raw value; the Swift type's text.
         case raw(type: String)
     }
@@ -229,7 +230,8 @@ extension ModelDescription {
                 report(variable, .conflictingOptions, name)
                 return
             }
-            storage = .codable(shape: options.codableShape ?? "\"\(base.syntax.trimmedDescription)\"")
+            storage = .codable(shape: options.codableShape ?? "\"\(base.syntax.trimmedDescription)\"",
+                               swiftType: base.syntax.trimmedDescription)
         } else if options.rawValue {
             storage = .raw(type: base.syntax.trimmedDescription)
         } else if let scalar = ScalarType(name: base.baseName), base.isPlainName {

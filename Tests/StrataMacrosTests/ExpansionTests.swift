@@ -42,8 +42,8 @@ import Testing
             static let entity: Strata.Entity = Strata.Entity(
                 "Item",
                 attributes: [
-                    Strata.Attribute("origin", .codable("Point3D")),
-                    Strata.Attribute("tags", .codable("[String]"), defaultValue: Strata.ModelSupport.codableDefault([] as [String])),
+                    Strata.ModelSupport.shaped(Strata.Attribute("origin", .codable("Point3D")), of: Point3D.self),
+                    Strata.ModelSupport.shaped(Strata.Attribute("tags", .codable("[String]"), defaultValue: Strata.ModelSupport.codableDefault([] as [String])), of: [String].self),
                     Strata.Attribute("kind", Strata.ModelSupport.rawAttributeType(of: Kind.self), defaultValue: Strata.ModelSupport.rawDefault(.book as Kind)),
                     Strata.Attribute("color", Strata.ModelSupport.rawAttributeType(of: Color.self), isOptional: true),
                     Strata.Attribute("cache", .int64, defaultValue: .int64(0), isTransient: true),

@@ -192,6 +192,12 @@ final class EntityBinding: Sendable {
                     }
                     fieldAttributes[f] = a
                     direct = false
+                case .reshaped(let f, _, _):
+                    guard f < l.layout.fieldTypes.count, case .codable = l.layout.fieldTypes[f], case .codable = entity.attributes[a].type else {
+                        throw DecodeFailure("layout \(l.layout.id) of \(entity.name) reshapes a field that is not codable into \(entity.attributes[a].name)")
+                    }
+                    fieldAttributes[f] = a
+                    direct = false
                 case .constant:
                     direct = false
                 }

@@ -47,11 +47,14 @@ struct Catalog: Sendable, Equatable {
         /// The value of field `index`, widened to the attribute's type (an `Int32` field read as `Int64`, a
         /// `Float` as a `Double`), or `default` when that field is null: a widening that changed metadata only.
         case converted(Int, default: Value?)
+        /// The JSON of codable field `index`, reshaped to the attribute's ``CodableShape``, or `default` when
+        /// that field is null: a change of a codable value's shape that changed metadata only.
+        case reshaped(Int, CodableReshape, default: Value?)
 
         /// The field this source reads, if any.
         var field: Int? {
             switch self {
-            case .field(let i), .fieldOrDefault(let i, _), .converted(let i, _): i
+            case .field(let i), .fieldOrDefault(let i, _), .converted(let i, _), .reshaped(let i, _, _): i
             case .constant: nil
             }
         }

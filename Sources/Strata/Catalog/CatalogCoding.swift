@@ -1,16 +1,26 @@
+import Foundation
+
 /// The catalog's binary form (a metadata value, inside a checksummed envelope).
 extension Catalog {
-    /// Version 1, or 2 once a layout reads a field through a widening (``FieldSource/converted(_:default:)``):
-    /// a catalog older versions of Strata could not read says so by its version.
-    static let formatVersion: UInt8 = 2
+    /// Version 1; 2 once a layout reads a field through a widening (``FieldSource/converted(_:default:)``);
+    /// 3 once one reads a codable field through a reshape (``FieldSource/reshaped(_:_:default:)``): a
+    /// catalog older versions of Strata could not read says so by its version.
+    static let formatVersion: UInt8 = 3
 
-    var usesConversions: Bool {
-        entities.contains { e in e.layouts.contains { l in l.sources.contains { if case .converted = $0 { true } else { false } } } }
+    private func usesSource(_ matches: (FieldSource) -> Bool) -> Bool {
+        entities.contains { e in e.layouts.contains { l in l.sources.contains(where: matches) } }
+    }
+
+    /// The oldest format that holds every source of this catalog.
+    var requiredFormat: UInt8 {
+        if usesSource({ if case .reshaped = $0 { true } else { false } }) { return 3 }
+        if usesSource({ if case .converted = $0 { true } else { false } }) { return 2 }
+        return 1
     }
 
     func encoded() -> [UInt8] {
         var w = BinaryWriter(capacity: 512)
-        w.u8(usesConversions ? 2 : 1)
+        w.u8(requiredFormat)
         w.varint(UInt64(nextTag))
         w.varint(UInt64(nextGeneration))
         w.varint(entities.count)
@@ -36,6 +46,9 @@ extension Catalog {
                         w.u8(3); FieldCodec.encodeTagged(v, into: &w)
                     case .converted(let i, let d):
                         w.u8(4); w.varint(i); FieldCodec.encodeTagged(d ?? .null, into: &w)
+                    case .reshaped(let i, let reshape, let d):
+                        w.u8(5); w.varint(i); FieldCodec.encodeTagged(d ?? .null, into: &w)
+                        reshape.encode(into: &w)
                     }
                 }
             }
@@ -57,8 +70,8 @@ extension Catalog {
     init(decoding bytes: UnsafeRawBufferPointer) throws {
         var r = BinaryReader(bytes)
         let version = try r.u8()
-        guard version == 1 || version == Catalog.formatVersion else {
-            throw DecodeFailure("catalog format \(version) (this version of Strata reads 1 and \(Catalog.formatVersion))")
+        guard (1...Catalog.formatVersion).contains(version) else {
+            throw DecodeFailure("catalog format \(version) (this version of Strata reads 1 to \(Catalog.formatVersion))")
         }
         func tag() throws -> UInt32 {
             let v = try r.varint()
@@ -99,6 +112,11 @@ extension Catalog {
                         let i = try r.count(limit: types.count - 1)
                         let d = try FieldCodec.decodeTagged(from: &r)
                         sources.append(.converted(i, default: d.isNull ? nil : d))
+                    case 5 where version >= 3:
+                        guard !types.isEmpty else { throw DecodeFailure("field source in an empty layout") }
+                        let i = try r.count(limit: types.count - 1)
+                        let d = try FieldCodec.decodeTagged(from: &r)
+                        sources.append(.reshaped(i, try CodableReshape(decoding: &r), default: d.isNull ? nil : d))
                     case let c:
                         throw DecodeFailure("unknown field source \(c)")
                     }
@@ -121,5 +139,44 @@ extension Catalog {
         garbage = []
         for _ in 0..<(try r.count(limit: limit)) { garbage.append(try r.string()) }
         guard r.isAtEnd else { throw DecodeFailure("bytes after the catalog") }
+    }
+}
+
+extension CodableReshape {
+    /// Writes the changes: for each, the renames, the removed keys and the fills (their JSON as text).
+    func encode(into w: inout BinaryWriter) {
+        w.varint(changes.count)
+        for c in changes {
+            w.varint(c.renamed.count)
+            for r in c.renamed { w.string(r.from); w.string(r.to) }
+            w.varint(c.removed.count)
+            for k in c.removed { w.string(k) }
+            w.varint(c.filled.count)
+            for f in c.filled {
+                w.string(f.key)
+                // Defaults are checked to serialise when the schema is made (``CodableShape``).
+                w.string((try? f.value.serialized()).map { String(decoding: $0, as: UTF8.self) } ?? "null")
+            }
+        }
+    }
+
+    init(decoding r: inout BinaryReader) throws {
+        let limit = 1 << 16
+        var changes: [Change] = []
+        for _ in 0..<(try r.count(limit: limit)) {
+            var c = Change(renamed: [], removed: [], filled: [])
+            for _ in 0..<(try r.count(limit: limit)) { c.renamed.append(Change.Rename(from: try r.string(), to: try r.string())) }
+            for _ in 0..<(try r.count(limit: limit)) { c.removed.append(try r.string()) }
+            for _ in 0..<(try r.count(limit: limit)) {
+                let key = try r.string()
+                let text = try r.string()
+                guard let value = try? JSONValue.parse(Data(text.utf8)) else {
+                    throw DecodeFailure("the default of the codable key \"\(key)\" is not JSON")
+                }
+                c.filled.append(Change.Fill(key: key, value: value))
+            }
+            changes.append(c)
+        }
+        self.init(changes: changes)
     }
 }

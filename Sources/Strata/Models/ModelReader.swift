@@ -190,6 +190,14 @@ public struct ModelReader {
                 throw corrupted("\(error)")
             }
             return try converted(RecordTranscoder.widen(value, to: binding.attributeTypes[slot]))
+        case .reshaped(let f, let reshape, let fallback):
+            // Codable JSON of an older shape, reshaped to the attribute's.
+            guard try locate(field: f) else { return try fallback.map(converted) ?? nil }
+            do {
+                return try converted(.codable(try reshape.apply(toJSON: Data(try reader.lengthPrefixed()))))
+            } catch let failure as DecodeFailure {
+                throw corrupted(failure.reason)
+            }
         }
     }
 
@@ -419,6 +427,14 @@ public enum ModelSupport {
 
     /// The name of a relationship's inverse given by name, with the key path that makes the compiler check it.
     public static func inverse(_ name: String, _ keyPath: AnyKeyPath) -> String { name }
+
+    /// A `@Field(.codable)` property's attribute, as declared: its type does not describe its shape.
+    public static func shaped<T>(_ attribute: Attribute, of type: T.Type) -> Attribute { attribute }
+
+    /// A `@Field(.codable)` property's attribute, with the shape its type describes.
+    public static func shaped<T: CodableShapeDescribing>(_ attribute: Attribute, of type: T.Type) -> Attribute {
+        attribute.shape(T.codableShape)
+    }
 
     /// The stored form of a `@Field(.codable)` property's default value (null if it cannot be encoded).
     public static func codableDefault<T: Encodable>(_ value: T) -> Value {

@@ -62,6 +62,8 @@ extension EntityBinding {
                     case .constant(let value): values[a] = value
                     case .converted(_, let value):
                         values[a] = values[a].isNull ? (value ?? .null) : RecordTranscoder.widen(values[a], to: attributeTypes[a])
+                    case .reshaped(_, let reshape, let value):
+                        values[a] = values[a].isNull ? (value ?? .null) : try reshape.apply(to: values[a])
                     }
                 }
             }

@@ -20,6 +20,7 @@
 /// - ``transient()``
 /// - ``renamed(from:)``
 /// - ``versionHashModifier(_:)``
+/// - ``shape(_:)``
 public struct Attribute: Sendable, Hashable {
     /// The attribute's name, unique among the entity's attributes and relationships.
     public var name: String
@@ -40,6 +41,9 @@ public struct Attribute: Sendable, Hashable {
     public var renamingIdentifier: String?
     /// A string mixed into the version hash, to mark a change that does not alter the layout.
     public var versionHashModifier: String?
+    /// The keys of a ``AttributeType/codable(_:)`` attribute's JSON object, which let a change of shape be
+    /// inferred (see ``CodableShape``). Not part of the version hash.
+    public var codableShape: CodableShape?
 
     /// Creates an attribute. Use the modifiers for everything but the name and type.
     public init(
@@ -51,7 +55,8 @@ public struct Attribute: Sendable, Hashable {
         isIndexed: Bool = false,
         isUnique: Bool = false,
         renamingIdentifier: String? = nil,
-        versionHashModifier: String? = nil
+        versionHashModifier: String? = nil,
+        codableShape: CodableShape? = nil
     ) {
         self.name = name
         self.type = type
@@ -62,6 +67,7 @@ public struct Attribute: Sendable, Hashable {
         self.isUnique = isUnique
         self.renamingIdentifier = renamingIdentifier
         self.versionHashModifier = versionHashModifier
+        self.codableShape = codableShape
     }
 
     /// The attribute, optional.

@@ -117,6 +117,7 @@ private struct AttributeForm: Codable {
 
     private enum Keys: String, CodingKey {
         case name, type, codableType, optional, defaultValue, transient, indexed, unique, renamingIdentifier, versionHashModifier
+        case shape
     }
 
     init(from decoder: any Decoder) throws {
@@ -147,7 +148,8 @@ private struct AttributeForm: Codable {
             isIndexed: try c.decodeIfPresent(Bool.self, forKey: .indexed) ?? false,
             isUnique: try c.decodeIfPresent(Bool.self, forKey: .unique) ?? false,
             renamingIdentifier: try c.decodeIfPresent(String.self, forKey: .renamingIdentifier),
-            versionHashModifier: try c.decodeIfPresent(String.self, forKey: .versionHashModifier))
+            versionHashModifier: try c.decodeIfPresent(String.self, forKey: .versionHashModifier),
+            codableShape: try c.decodeIfPresent([ShapeFieldForm].self, forKey: .shape).map { CodableShape($0.map(\.field)) })
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -162,6 +164,37 @@ private struct AttributeForm: Codable {
         try c.encode(attribute.isUnique, forKey: .unique)
         try c.encodeIfPresent(attribute.renamingIdentifier, forKey: .renamingIdentifier)
         try c.encodeIfPresent(attribute.versionHashModifier, forKey: .versionHashModifier)
+        try c.encodeIfPresent(attribute.codableShape.map { $0.fields.map(ShapeFieldForm.init) }, forKey: .shape)
+    }
+}
+
+/// One key of a codable attribute's ``CodableShape``: `{"name": "z", "kind": "number", "defaultValue": 0}`.
+private struct ShapeFieldForm: Codable {
+    var field: CodableShape.Field
+    init(_ field: CodableShape.Field) { self.field = field }
+
+    private enum Keys: String, CodingKey { case name, kind, optional, defaultValue, renamingIdentifier }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        let name = try c.decode(String.self, forKey: .name)
+        let kindName = try c.decode(String.self, forKey: .kind)
+        guard let kind = CodableShape.Kind(rawValue: kindName) else {
+            throw SchemaDocument.FormError(reason: "the shape key \"\(name)\" has the unknown kind \"\(kindName)\" (one of \(CodableShape.Kind.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        field = CodableShape.Field(
+            name: name, kind: kind, isOptional: try c.decodeIfPresent(Bool.self, forKey: .optional) ?? false,
+            defaultValue: try c.decodeIfPresent(JSONValue.self, forKey: .defaultValue),
+            renamingIdentifier: try c.decodeIfPresent(String.self, forKey: .renamingIdentifier))
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Keys.self)
+        try c.encode(field.name, forKey: .name)
+        try c.encode(field.kind.rawValue, forKey: .kind)
+        if field.isOptional { try c.encode(true, forKey: .optional) }
+        try c.encodeIfPresent(field.defaultValue, forKey: .defaultValue)
+        try c.encodeIfPresent(field.renamingIdentifier, forKey: .renamingIdentifier)
     }
 }
 

@@ -49,6 +49,9 @@ public enum SchemaProblem: Sendable, Hashable, CustomStringConvertible {
     case transientIndexed(entity: String, attribute: String)
     /// A codable attribute's type name is empty.
     case emptyCodableTypeName(entity: String, attribute: String)
+    /// A codable shape is declared on an attribute that is not codable, or declares a key twice or a default
+    /// of the wrong kind.
+    case invalidCodableShape(entity: String, attribute: String, reason: String)
     /// The schema's JSON form could not be read.
     case malformedJSON(String)
 
@@ -77,6 +80,8 @@ public enum SchemaProblem: Sendable, Hashable, CustomStringConvertible {
             "relationship \(entity).\(relationship) names the inverse \(inverse), but \(inverse) points back to \(pointsTo)"
         case .defaultTypeMismatch(let entity, let attribute, let expected, let actual):
             "attribute \(entity).\(attribute) is of type \(expected) but its default value is a \(actual)"
+        case .invalidCodableShape(let entity, let attribute, let reason):
+            "the shape of attribute \(entity).\(attribute) is invalid: \(reason)"
         case .nullDefaultForRequiredAttribute(let entity, let attribute):
             "attribute \(entity).\(attribute) is required but its default value is null"
         case .invalidCounts(let entity, let relationship, let minCount, let maxCount):

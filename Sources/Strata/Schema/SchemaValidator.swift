@@ -44,6 +44,13 @@ enum SchemaValidator {
                                                              expected: attribute.type.name, actual: value.caseName))
                     }
                 }
+                if let shape = attribute.codableShape {
+                    var reasons = shape.problems
+                    if case .codable = attribute.type {} else { reasons.insert("only codable attributes have a shape", at: 0) }
+                    for reason in reasons {
+                        problems.append(.invalidCodableShape(entity: entity.name, attribute: attribute.name, reason: reason))
+                    }
+                }
                 if attribute.isTransient && (attribute.isIndexed || attribute.isUnique) {
                     problems.append(.transientIndexed(entity: entity.name, attribute: attribute.name))
                 }

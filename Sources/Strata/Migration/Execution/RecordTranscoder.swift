@@ -8,6 +8,8 @@ struct RecordTranscoder {
         /// Copies field `index` (converting it when `conversion` is set); a null field becomes
         /// `nullReplacement` (already encoded in the destination type) when given.
         case copy(index: Int, conversion: AttributeMappingPlan.Conversion?, nullReplacement: [UInt8]?)
+        /// Copies codable field `index` reshaped to the destination's shape; null becomes `nullReplacement`.
+        case reshape(index: Int, CodableReshape, nullReplacement: [UInt8]?)
         /// Writes an encoded constant, or null.
         case constant([UInt8]?)
     }
@@ -24,6 +26,7 @@ struct RecordTranscoder {
         enum Step {
             case constant(Range<Int>?)
             case copy(index: Int, conversion: Int?, nullReplacement: Range<Int>?)
+            case reshape(index: Int, CodableReshape, nullReplacement: Range<Int>?)
         }
         let layoutID: UInt32
         let sourceLayout: RecordLayout
@@ -120,6 +123,10 @@ struct RecordTranscoder {
                         throw DecodeFailure("the catalog of \(source.name) has no attribute \(s)")
                     }
                     let replacement = try m.nullReplacement.map { try RecordTranscoder.encode($0, type) } ?? nil
+                    if let reshape = m.reshape {
+                        ops.append(try RecordTranscoder.reshaping(l.sources[k], reshape, replacement: replacement, type: type))
+                        continue
+                    }
                     switch l.sources[k] {
                     case .field(let i):
                         ops.append(.copy(index: i, conversion: m.conversion, nullReplacement: replacement))
@@ -135,12 +142,34 @@ struct RecordTranscoder {
                     case .constant(let v):
                         let value = RecordTranscoder.convert(v, m.conversion)
                         ops.append(.constant(value.isNull ? replacement : try RecordTranscoder.encode(value, type)))
+                    case .reshaped(let i, let earlier, let fallback):
+                        // An older shape's JSON: reshaped as the layout's projection says.
+                        let null = try fallback.map { try RecordTranscoder.encode($0, type) } ?? replacement
+                        ops.append(.reshape(index: i, earlier, nullReplacement: null))
                     }
                 }
             }
             programs[l.layout.id] = Program(sourceLayout: l.layout, operations: ops)
         }
         compiled = programs.keys.sorted().compactMap { id in programs[id].map { RecordTranscoder.compile(id, $0) } }
+    }
+
+    /// The operation that reads a layout's source of a codable attribute and reshapes it as a step says.
+    private static func reshaping(_ source: Catalog.FieldSource, _ reshape: CodableReshape, replacement: [UInt8]?,
+                                  type: AttributeType) throws -> Operation {
+        switch source {
+        case .field(let i):
+            return .reshape(index: i, reshape, nullReplacement: replacement)
+        case .fieldOrDefault(let i, let d):
+            return .reshape(index: i, reshape, nullReplacement: try RecordTranscoder.encode(try reshape.apply(to: d), type))
+        case .reshaped(let i, let earlier, let d):
+            let null = try d.map { try RecordTranscoder.encode(try reshape.apply(to: $0), type) } ?? replacement
+            return .reshape(index: i, earlier.followed(by: reshape), nullReplacement: null)
+        case .constant(let v):
+            return .constant(v.isNull ? replacement : try RecordTranscoder.encode(try reshape.apply(to: v), type))
+        case .converted:
+            throw DecodeFailure("a widened field cannot be codable")
+        }
     }
 
     private static func compile(_ id: UInt32, _ program: Program) -> CompiledProgram {
@@ -159,6 +188,8 @@ struct RecordTranscoder {
                 var c: Int? = nil
                 if let conversion { c = conversions.count; conversions.append(conversion) }
                 return .copy(index: index, conversion: c, nullReplacement: stash(replacement))
+            case .reshape(let index, let reshape, let replacement):
+                return .reshape(index: index, reshape, nullReplacement: stash(replacement))
             }
         }
         return CompiledProgram(layoutID: id, sourceLayout: program.sourceLayout,
@@ -228,6 +259,15 @@ struct RecordTranscoder {
             switch program.steps[j] {
             case .constant(let encoded):
                 if let encoded { w.bytes.append(contentsOf: program.pool[encoded]) } else { RecordCodec.markNull(field: j, bitmapOffset: bitmapOffset, in: &w) }
+            case .reshape(let i, let reshape, let replacement):
+                guard let range = fields[i] else {
+                    if let replacement { w.bytes.append(contentsOf: program.pool[replacement]) } else { RecordCodec.markNull(field: j, bitmapOffset: bitmapOffset, in: &w) }
+                    continue
+                }
+                var fr = BinaryReader(UnsafeRawBufferPointer(rebasing: bytes[range]))
+                let json: Data
+                do { json = Data(try fr.lengthPrefixed()) } catch { throw DecodeFailure("\(error)") }
+                w.lengthPrefixed(try reshape.apply(toJSON: json))
             case .copy(let i, let conversion, let replacement):
                 guard let range = fields[i] else {
                     if let replacement { w.bytes.append(contentsOf: program.pool[replacement]) } else { RecordCodec.markNull(field: j, bitmapOffset: bitmapOffset, in: &w) }

@@ -59,6 +59,16 @@ public struct AttributeMappingPlan: Sendable, Hashable, CustomStringConvertible 
     public let conversion: Conversion?
     /// The value that replaces null (an optional attribute made required with a default).
     public let nullReplacement: Value?
+    /// The change of a codable attribute's JSON shape applied to every value (see ``CodableShape``).
+    public let reshape: CodableReshape?
+
+    init(name: String, origin: Origin, conversion: Conversion?, nullReplacement: Value?, reshape: CodableReshape? = nil) {
+        self.name = name
+        self.origin = origin
+        self.conversion = conversion
+        self.nullReplacement = nullReplacement
+        self.reshape = reshape
+    }
 
     public struct Conversion: Sendable, Hashable {
         public let from: AttributeType
@@ -69,8 +79,8 @@ public struct AttributeMappingPlan: Sendable, Hashable, CustomStringConvertible 
     /// Whether an ``ObjectScript`` sets the attribute.
     public var isScripted: Bool { if case .scripted = origin { true } else { false } }
     public var isRenamed: Bool { sourceName.map { $0 != name } ?? false }
-    /// Whether the attribute's values must be rewritten (set by a script). A widening is read through a
-    /// projection.
+    /// Whether the attribute's values must be rewritten (set by a script). A widening or a reshape is read
+    /// through a projection.
     public var requiresRewrite: Bool { isScripted }
 
     public var description: String {
@@ -81,6 +91,7 @@ public struct AttributeMappingPlan: Sendable, Hashable, CustomStringConvertible 
             var parts: [String] = []
             if s != name { parts.append("renamed from \(s)") }
             if let c = conversion { parts.append("widened \(c.from.name) → \(c.to.name)") }
+            if let r = reshape { parts.append("reshaped (\(r))") }
             if let r = nullReplacement { parts.append("made required, null → \(r)") }
             return "\(name): " + (parts.isEmpty ? "copied" : parts.joined(separator: ", "))
         }

@@ -45,6 +45,39 @@ extension InferredMapping {
         return InferredMapping(source: source, destination: destination, entities: plans)
     }
 
+    /// Why a codable attribute's values cannot be read with the destination's shape.
+    enum ShapeProblem: Error {
+        /// A shape is not declared on one side.
+        case undeclared(String)
+        case mismatch(CodableReshape.Change.ShapeMismatch)
+
+        var description: String {
+            switch self {
+            case .undeclared(let side): "the \(side) shape is not declared"
+            case .mismatch(let m): "its shape cannot be inferred: \(m)"
+            }
+        }
+    }
+
+    /// The reshape from a codable source attribute to a codable destination attribute: nil when their shapes
+    /// are the same (or the attributes are not codable), a failure when the types differ and the shapes do
+    /// not say how.
+    static func codableReshape(from source: Attribute, to destination: Attribute) -> Result<CodableReshape?, ShapeProblem> {
+        guard case .codable(let from) = source.type, case .codable(let to) = destination.type else { return .success(nil) }
+        guard let sourceShape = source.codableShape, let destinationShape = destination.codableShape else {
+            if from == to { return .success(nil) }
+            return .failure(.undeclared(source.codableShape == nil ? "old" : "new"))
+        }
+        switch CodableReshape.Change.inferred(from: sourceShape, to: destinationShape) {
+        case .success(let change):
+            // An empty reshape still reads a field stored under the old type name.
+            let reshape = CodableReshape(changes: [change])
+            return .success(reshape.isEmpty && from == to ? nil : reshape)
+        case .failure(let mismatch):
+            return .failure(.mismatch(mismatch))
+        }
+    }
+
     private static func addedEntity(_ dest: Entity) -> EntityMappingPlan {
         EntityMappingPlan(
             destinationName: dest.name, sourceName: nil,
@@ -79,13 +112,21 @@ extension InferredMapping {
             }
             claimed.insert(sa.name)
             var conversion: AttributeMappingPlan.Conversion? = nil
-            if sa.type != a.type {
+            var reshape: CodableReshape? = nil
+            let shapes = codableReshape(from: sa, to: a)
+            if case .success(let r) = shapes { reshape = r }
+            if sa.type != a.type || reshape != nil {
                 if sa.type.widens(to: a.type) {
                     conversion = .init(from: sa.type, to: a.type)
+                } else if reshape != nil {
+                    // Read through the reshape: the stored JSON keeps its old shape until rewritten.
                 } else if scripted {
                     attributes.append(AttributeMappingPlan(name: a.name, origin: .scripted(previous: sa.name), conversion: nil, nullReplacement: nil))
                     if a.isIndexed { indexesAdded.append(a.name) }
                     if sa.isIndexed { indexesDropped.append(sa.name) }
+                    continue
+                } else if case .codable(let from) = sa.type, case .codable(let to) = a.type, case .failure(let why) = shapes {
+                    diagnostics.append(.codableShapeChanged(entity: dest.name, attribute: a.name, from: from, to: to, reason: why.description))
                     continue
                 } else {
                     diagnostics.append(.attributeTypeChanged(entity: dest.name, attribute: a.name, from: sa.type.name, to: a.type.name))
@@ -103,9 +144,10 @@ extension InferredMapping {
                 // In a scripted entity the script sees the attribute, optional, with its old values, and
                 // fills the nulls; required values are checked after the script.
             }
-            attributes.append(AttributeMappingPlan(name: a.name, origin: .source(sa.name), conversion: conversion, nullReplacement: nullReplacement))
-            // Indexes: keys of integers of any width are the same; integer → double changes them.
-            let keysChange = conversion.map { $0.from.isInteger && $0.to == .double } ?? false
+            attributes.append(AttributeMappingPlan(name: a.name, origin: .source(sa.name), conversion: conversion,
+                                                   nullReplacement: nullReplacement, reshape: reshape))
+            // Indexes: keys of integers of any width are the same; integer → double and reshaped JSON change them.
+            let keysChange = (conversion.map { $0.from.isInteger && $0.to == .double } ?? false) || !(reshape?.isEmpty ?? true)
             if a.isIndexed && (!sa.isIndexed || keysChange) { indexesAdded.append(a.name) }
             if sa.isIndexed && (!a.isIndexed || keysChange) { indexesDropped.append(sa.name) }
             if a.isUnique && (!sa.isUnique || keysChange) { uniquenessAdded.append(a.name) }

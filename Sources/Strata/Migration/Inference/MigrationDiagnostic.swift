@@ -8,6 +8,9 @@ public enum MigrationDiagnostic: Sendable, Hashable, CustomStringConvertible {
     case attributeMadeRequiredWithoutDefault(entity: String, attribute: String)
     /// An attribute's type changed in a way that is not a widening.
     case attributeTypeChanged(entity: String, attribute: String, from: String, to: String)
+    /// A codable attribute's type changed and its values' shapes do not tell how to read the old values
+    /// (undeclared, or a change inference does not make).
+    case codableShapeChanged(entity: String, attribute: String, from: String, to: String, reason: String)
     /// A relationship now points to another entity.
     case relationshipDestinationChanged(entity: String, relationship: String, from: String, to: String)
     /// A relationship was added with a minimum count that existing objects cannot meet.
@@ -46,6 +49,8 @@ public enum MigrationDiagnostic: Sendable, Hashable, CustomStringConvertible {
             return "\(e).\(a) became required without a default value: give it a default, or add a custom stage with an ObjectScript(\"\(e)\") that sets it where it is null"
         case .attributeTypeChanged(let e, let a, let from, let to):
             return "\(e).\(a) changed type from \(from) to \(to), which is not a widening: add a custom stage with an ObjectScript(\"\(e)\") that converts ObjectScript.previousValueName(of: \"\(a)\")"
+        case .codableShapeChanged(let e, let a, let from, let to, let reason):
+            return "\(e).\(a) changed from codable \(from) to codable \(to) and \(reason): declare both shapes with Attribute.shape(_:) (or CodableShapeDescribing), or add a custom stage with an ObjectScript(\"\(e)\") that converts ObjectScript.previousValueName(of: \"\(a)\")"
         case .relationshipDestinationChanged(let e, let r, let from, let to):
             return "\(e).\(r) now points to \(to) instead of \(from): add a custom stage with an EntityMapping for \(e) that links the new destination objects"
         case .relationshipAddedWithMinimum(let e, let r, let min):
