@@ -42,7 +42,7 @@ import Testing
             static let entity: Strata.Entity = Strata.Entity(
                 "Item",
                 attributes: [
-                    Strata.ModelSupport.shaped(Strata.Attribute("origin", .codable("Point3D")), of: Point3D.self),
+                    Strata.ModelSupport.shaped(Strata.Attribute("origin", .codable("Point3D")), of: Point.self),
                     Strata.ModelSupport.shaped(Strata.Attribute("tags", .codable("[String]"), defaultValue: Strata.ModelSupport.codableDefault([] as [String])), of: [String].self),
                     Strata.Attribute("kind", Strata.ModelSupport.rawAttributeType(of: Kind.self), defaultValue: Strata.ModelSupport.rawDefault(.book as Kind)),
                     Strata.Attribute("color", Strata.ModelSupport.rawAttributeType(of: Color.self), isOptional: true),
