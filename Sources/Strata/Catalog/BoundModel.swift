@@ -69,6 +69,9 @@ final class LayoutBinding: Sendable {
     let isDirect: Bool
     /// Each field's type code (``TypeCode``), for views that locate fields without decoding them.
     let fieldCodes: [UInt8]
+    /// For each attribute, whether its source is a plain ``Catalog/FieldSource/field(_:)``: read in place even
+    /// when the layout is not direct, without looking at the projection.
+    let readsFieldAsIs: [Bool]
 
     init(layout: RecordLayout, sources: [Catalog.FieldSource], fieldAttributes: [Int?], attributeFields: [Int?], isDirect: Bool) {
         self.layout = layout
@@ -77,6 +80,7 @@ final class LayoutBinding: Sendable {
         self.attributeFields = attributeFields
         self.isDirect = isDirect
         self.fieldCodes = layout.fieldTypes.map(TypeCode.code)
+        self.readsFieldAsIs = sources.map { if case .field = $0 { true } else { false } }
     }
 }
 

@@ -141,7 +141,7 @@ public struct ModelReader {
             }
             return converted
         }
-        if !layout.isDirect {
+        if !layout.isDirect && !(slot < layout.readsFieldAsIs.count && layout.readsFieldAsIs[slot]) {
             return try readProjected(slot, code: code, decode, convert)
         }
         guard try locate(slot, code: code) else { return nil }
