@@ -84,6 +84,8 @@ enum LayoutSweep {
         let budget = UInt64(max(0, seconds) * 1e9)
         var writer = BinaryWriter(capacity: 512)
         var removed: [UInt32: Int] = [:]
+        // Records of one layout come in runs: counted here, added to `removed` when the layout changes.
+        var run: (layout: UInt32, count: Int)? = nil
         var last = start
         let current = binding.current.layout.id
         while let e = entry_, batch.visited < max(1, limit) {
@@ -105,13 +107,21 @@ enum LayoutSweep {
                 try ObjectKey.with(id) { key in
                     try writer.bytes.withUnsafeBytes { _ = try cursor.put(key: key, value: $0, flags: LMDBFlags.current) }
                 }
-                if let layout { removed[layout, default: 0] += 1 }
+                if let layout {
+                    if let r = run, r.layout == layout {
+                        run = (layout, r.count + 1)
+                    } else {
+                        if let r = run { removed[r.layout, default: 0] += r.count }
+                        run = (layout, 1)
+                    }
+                }
                 batch.rewritten += 1
             }
             batch.visited += 1
             last = id
             entry_ = try cursor.next()
         }
+        if let r = run { removed[r.layout, default: 0] += r.count }
         m.remove(entity: binding.tag, counts: removed)
         if entry_ == nil {
             // The whole entity is in its current layout, and its indexes are complete.
