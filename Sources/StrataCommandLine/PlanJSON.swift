@@ -64,11 +64,14 @@ struct PlanJSON: Encodable {
     var estimatedSeconds: Double
     var calibration: Calibration?
     var unfinishedMigration: Unfinished?
+    /// The plan's older versions that can open the store at the destination without migrating it.
+    var versionsThatCanOpen: [String]
 
     init(_ e: MigrationExplanation, destination: String, unfinished: StoreInfo.MigrationState?) {
         storeVersion = e.storeVersion
         destinationVersion = destination
         isUpToDate = e.isUpToDate
+        versionsThatCanOpen = e.versionsThatCanOpen
         steps = e.steps.map { step in
             Step(
                 source: step.source, destination: step.destination, isCustom: step.isCustom,

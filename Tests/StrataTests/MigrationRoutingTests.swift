@@ -143,21 +143,27 @@ import Testing
         #expect(try store.info().history == ["v4-hotfix", "v5"])
     }
 
+    /// The refusal of a store newer than the app's v3 (v4 and v5 widen what v3 stores: v3 cannot open them as they are).
+    static func isNewerThanApp(_ error: any Error, store: String) -> Bool {
+        (error as? StoreError)?.code == .storeNewerThanModel
+            && "\(error)".contains("The store is at model \(store), newer than this app's newest model v3")
+    }
+
     @Test func storeNewerThanTheAppIsRefusedUntouched() throws {
         // A store at v5, opened by an app that knows v1 … v3.
         let dir = try TemporaryDirectory("newer")
         _ = try Self.makeStore(dir.store, try JournalChain.v5())
         let before = try StoreFileBytes.dataFile(of: dir.store)
         let plan = try JournalChain.plan(through: "v3")
-        #expect(throws: StoreError.storeNewerThanModel(store: "v5", app: "v3")) {
+        #expect {
             try Store.open(at: dir.store, schema: try JournalChain.v3(), plan: plan)
-        }
-        #expect(throws: StoreError.storeNewerThanModel(store: "v5", app: "v3")) {
+        } throws: { Self.isNewerThanApp($0, store: "v5") }
+        #expect {
             try Store.open(at: dir.store, schema: try JournalChain.v3())
-        }
-        #expect(throws: StoreError.storeNewerThanModel(store: "v5", app: "v3")) {
+        } throws: { Self.isNewerThanApp($0, store: "v5") }
+        #expect {
             try Store.migrate(at: dir.store, plan: plan)
-        }
+        } throws: { Self.isNewerThanApp($0, store: "v5") }
         #expect(try StoreFileBytes.dataFile(of: dir.store) == before)
 
         // A store that went through the app's version already (its history says so), whatever the names.
@@ -168,9 +174,9 @@ import Testing
             store.close()
         }
         let migrated = try StoreFileBytes.dataFile(of: dir2.store)
-        #expect(throws: StoreError.storeNewerThanModel(store: "v4", app: "v3")) {
+        #expect {
             try Store.open(at: dir2.store, schema: try JournalChain.v3(), plan: plan)
-        }
+        } throws: { Self.isNewerThanApp($0, store: "v4") }
         #expect(try StoreFileBytes.dataFile(of: dir2.store) == migrated)
     }
 

@@ -14,11 +14,14 @@ final class BoundModel: Sendable {
     /// Whether the store had maintenance left when the model was bound (records of older layouts, indexes
     /// being built, retired databases): a store handle then starts its background maintenance.
     let needsMaintenance: Bool
+    /// Set when an older model is bound to a store a newer model wrote (see ``Downgrade``): the store's version.
+    let downgradedFrom: String?
 
     init(schema: Schema, catalog: Catalog, generation: UInt64, meta: MetaTable, handles: [String: DatabaseHandle],
          withoutIndexesFor unindexed: Set<String> = [], buildingIndexes: Set<UInt32> = [],
-         needsMaintenance: Bool = false) throws(DecodeFailure) {
+         needsMaintenance: Bool = false, downgrade: (Downgrade, from: String)? = nil) throws(DecodeFailure) {
         self.needsMaintenance = needsMaintenance
+        self.downgradedFrom = downgrade?.from
         self.schema = schema
         self.catalog = catalog
         self.generation = generation
@@ -30,7 +33,8 @@ final class BoundModel: Sendable {
         for (position, entity) in schema.entities.enumerated() {
             bindings.append(try EntityBinding(position: position, entity: entity, schema: schema,
                                               catalog: catalog, entityIndex: entityIndex, handles: handles,
-                                              indexed: !unindexed.contains(entity.name), buildingIndexes: buildingIndexes))
+                                              indexed: !unindexed.contains(entity.name), buildingIndexes: buildingIndexes,
+                                              declared: downgrade.map { ($0.0.declaredEntities[entity.name], $0.0.declaredAttributeCounts[entity.name]) }))
         }
         entities = bindings
     }
@@ -138,9 +142,22 @@ final class EntityBinding: Sendable {
     /// The current layout's fields hold the stored attributes in the model's order (model types write their
     /// fields straight into the record when they do).
     let currentFollowsModelOrder: Bool
+    /// The entity as the app's model declares it: ``entity`` itself, or for an older model bound to a newer
+    /// store (``Downgrade``) without the attributes it keeps for the newer model.
+    let declaredEntity: Entity
+    /// Positions of the attributes kept for a newer model (after the declared ones; empty normally): model
+    /// types never write them, updates keep their stored values.
+    let keptAttributes: Range<Int>
+    /// Bound for an older model (``Downgrade``): its property positions are not the store model's.
+    let isDowngraded: Bool
 
     init(position: Int, entity: Entity, schema: Schema, catalog: Catalog, entityIndex: [String: Int],
-         handles: [String: DatabaseHandle], indexed: Bool = true, buildingIndexes: Set<UInt32> = []) throws(DecodeFailure) {
+         handles: [String: DatabaseHandle], indexed: Bool = true, buildingIndexes: Set<UInt32> = [],
+         declared: (entity: Entity?, attributeCount: Int?)? = nil) throws(DecodeFailure) {
+        self.declaredEntity = declared?.entity ?? Schema.normalizingDefaults(entity)
+        let declaredCount = min(declared?.attributeCount ?? entity.attributes.count, entity.attributes.count)
+        self.keptAttributes = declaredCount..<entity.attributes.count
+        self.isDowngraded = declared != nil
         guard let entry = catalog.entity(named: entity.name) else {
             throw DecodeFailure("the catalog has no entity \(entity.name)")
         }
@@ -252,7 +269,9 @@ final class EntityBinding: Sendable {
         var indexedSlots = [Bool](repeating: false, count: entity.attributes.count)
         for index in indexes { indexedSlots[index.attribute] = true }
         self.indexedSlots = indexedSlots
-        self.currentFollowsModelOrder = zip(currentFieldAttributes, currentFieldAttributes.dropFirst()).allSatisfy { $0 < $1 }
+        // Model types write their fields straight into the record only when they write all of them.
+        self.currentFollowsModelOrder = keptAttributes.isEmpty
+            && zip(currentFieldAttributes, currentFieldAttributes.dropFirst()).allSatisfy { $0 < $1 }
     }
 
     @inline(__always)

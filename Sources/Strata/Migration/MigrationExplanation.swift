@@ -73,14 +73,26 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
     /// The per-record costs the estimates come from, measured on the store as it was explained (nil when
     /// there is nothing to migrate).
     public var calibration: MigrationCalibration? = nil
+    /// The plan's older versions that can still open the store once it is at the app's version, as it is,
+    /// without migrating it: every change since each of them is additive (see <doc:Migrations>, "Opening a
+    /// newer store with an older app"). Oldest first.
+    public var versionsThatCanOpen: [String] = []
 
     /// The estimated duration of the whole migration, in seconds.
     public var estimatedSeconds: Double { steps.reduce(0) { $0 + $1.estimatedSeconds } }
     /// The estimated bytes the whole migration writes.
     public var bytesToWrite: Int { steps.reduce(0) { $0 + $1.bytesToWrite } }
 
+    /// The sentence on ``versionsThatCanOpen``.
+    var olderVersionsText: String {
+        versionsThatCanOpen.isEmpty
+            ? "No older version of the plan can open the store at the app's version without migrating it."
+            : "Older versions that can still open the store at the app's version (every change since is additive): "
+                + versionsThatCanOpen.joined(separator: ", ") + "."
+    }
+
     public var description: String {
-        if isUpToDate { return "The store is at \(storeVersion), the app's version: nothing to migrate." }
+        if isUpToDate { return "The store is at \(storeVersion), the app's version: nothing to migrate. " + olderVersionsText }
         var lines = ["The store is at \(storeVersion); \(steps.count) step\(steps.count == 1 ? "" : "s") to \(steps.last?.destination ?? "?"):"]
         for (i, step) in steps.enumerated() {
             let kind = step.isCustom ? "custom stage" : "lightweight"
@@ -124,6 +136,8 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
             lines.append("  Estimate: writes about \(Self.bytesText(step.bytesToWrite)), takes about \(Self.secondsText(step.estimatedSeconds))"
                          + (step.isCustom ? " plus the stage's own code" : ""))
         }
+        lines.append("")
+        lines.append(olderVersionsText)
         if let c = calibration, c.sampledRecords > 0 {
             lines.append("")
             lines.append("Estimates are calibrated on \(c.sampledRecords) records of this store: per record, read \(Self.secondsText(c.readSecondsPerRecord)), decode \(Self.secondsText(c.decodeSecondsPerRecord)), encode \(Self.secondsText(c.encodeSecondsPerRecord)), write \(Self.secondsText(c.writeSecondsPerRecord)), insert an object \(Self.secondsText(c.insertSecondsPerRecord)); a durable commit \(Self.secondsText(c.commitSeconds)).")
@@ -187,8 +201,11 @@ extension Store {
             error.storeState = driver.storeState()
             throw error
         }
+        let canOpen = effectivePlan.schemas.filter { $0.versionIdentifier != schema.versionIdentifier && Downgrade.canOpen(older: $0, store: schema) }
+            .map(\.versionIdentifier)
         guard case .migrate(let targets) = decision else {
-            return MigrationExplanation(storeVersion: header.identity.versionIdentifier, isUpToDate: true, steps: [])
+            return MigrationExplanation(storeVersion: header.identity.versionIdentifier, isUpToDate: true, steps: [],
+                                        versionsThatCanOpen: canOpen)
         }
         let preparation = MonotonicClock.now() - begun
         let calibration = try MigrationCalibration.measure(environment: environment, header: header, schema: recorded)
@@ -292,7 +309,7 @@ extension Store {
             source = target
         }
         return MigrationExplanation(storeVersion: header.identity.versionIdentifier, isUpToDate: false, steps: steps,
-                                    calibration: calibration)
+                                    calibration: calibration, versionsThatCanOpen: canOpen)
     }
 
     /// Whether a mapping's relationship pass makes no links (what the step runner skips).

@@ -126,6 +126,8 @@ extension WriteContext {
             RecordCodec.seal(&record.bytes, entityTag: binding.tag, id: id)
         } else {
             var row = record.values
+            // Attributes kept for a newer model (the type does not declare them) keep their stored values.
+            for a in binding.keptAttributes where a < row.count && a < old.count { row[a] = old[a] }
             try binding.validate(&row)
             try binding.encode(row, id: id, into: &record.bytes)
         }
@@ -152,7 +154,7 @@ extension EntityBinding {
     func verifyModel<T: EntityModel>(_ type: T.Type) throws {
         let key = ObjectIdentifier(T.self)
         if verifiedModels.withLock({ $0.contains(key) }) { return }
-        guard Schema.normalizingDefaults(T.entity) == entity else {
+        guard Schema.normalizingDefaults(T.entity) == declaredEntity else {
             throw StoreError.typeMismatch(
                 expected: "a model type that declares entity \(name) as the store's model \(entity.name) does",
                 actual: "\(T.self), which declares it otherwise (a type of another model version?)")

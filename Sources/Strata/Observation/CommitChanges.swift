@@ -139,6 +139,9 @@ struct ChangeRecorder {
 extension EntityBinding {
     /// The attributes whose values differ between two rows of this entity.
     func changedAttributes(from old: [Value], to new: [Value]) -> PropertyMask {
+        // An older model bound to a newer store numbers properties otherwise than the store's model: its
+        // changes name every property, so that no observer in another process misses one.
+        if isDowngraded { return .all }
         var mask = PropertyMask()
         for i in 0..<min(old.count, new.count) where old[i] != new[i] { mask.formUnion(PropertyMask(property: i)) }
         return mask
@@ -146,12 +149,20 @@ extension EntityBinding {
 
     /// The mask of a relationship of this entity (relationships come after the attributes).
     func mask(of relationship: RelationshipBinding) -> PropertyMask {
-        PropertyMask(property: attributeNames.count + relationship.position)
+        if isDowngraded { return .all }
+        return PropertyMask(property: attributeNames.count + relationship.position)
     }
 
     /// The mask of the named attributes and relationships.
     /// - Throws: ``StoreError/Code-swift.struct/unknownAttribute`` for a name the entity does not have.
     func mask(of properties: [String]) throws -> PropertyMask {
+        // Another process's commits number properties as the store's model does: watch the whole entity.
+        if isDowngraded {
+            for name in properties where attributeIndex[name] == nil && relationshipIndex[name] == nil {
+                throw StoreError.unknownAttribute(entity: self.name, name: name)
+            }
+            return .all
+        }
         var mask = PropertyMask()
         for name in properties {
             if let a = attributeIndex[name] {

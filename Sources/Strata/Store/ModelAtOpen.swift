@@ -24,7 +24,12 @@ enum ModelAtOpen {
             // plan, and `migratesAtOpen`.
             let sameLayout = header.identity.hasSameLayout(as: schema)
             let allow = plan == nil ? sameLayout || header.hasJournal : configuration.migration.migratesAtOpen || sameLayout
-            try driver.bringUpToDate(allowMigration: allow)
+            do {
+                try driver.bringUpToDate(allowMigration: allow)
+            } catch let error as StoreError where error.code == .storeNewerThanModel {
+                // A newer app's store: opened as it is when every change since this model is additive.
+                return try bindOlderModel(environment: environment, schema: schema, refusal: error)
+            }
             header = try driver.readHeader()
         }
         if isNewEnvironment && !header.catalog.garbage.isEmpty && !configuration.readOnly {
@@ -32,5 +37,22 @@ enum ModelAtOpen {
             header = try driver.readHeader()
         }
         return try environment.read { txn in try header.bind(schema, in: txn) }
+    }
+
+    /// Binds an older model to a store a newer model wrote, without changing the store (``Downgrade``); throws
+    /// `refusal`, with the reasons, when the changes since are not all additive.
+    private static func bindOlderModel(environment: Environment, schema: Schema, refusal: StoreError) throws -> BoundModel {
+        try environment.read { txn in
+            let header = try StoreHeader.read(in: txn, path: environment.path)
+            guard !header.state.migrating, !header.hasJournal else { throw refusal }
+            let recorded = try header.recordedSchema(in: txn)
+            switch Downgrade.make(older: schema, store: recorded, catalog: header.catalog) {
+            case .success(let downgrade):
+                return try header.bind(schema, in: txn, downgrade: downgrade)
+            case .failure(let why):
+                throw StoreError.storeNewerThanModel(store: header.identity.versionIdentifier, app: schema.versionIdentifier,
+                                                     notAdditive: why.description)
+            }
+        }
     }
 }

@@ -59,8 +59,16 @@ public final class Store: Sendable {
 
     deinit { close() }
 
-    /// The model this handle reads and writes with.
+    /// The model this handle reads and writes with. For an older model opening a store a newer model wrote
+    /// (see ``downgradedFrom``), the older model with the newer attributes it keeps after its own.
     public var schema: Schema { model.schema }
+
+    /// The store's model version when an older model opened it as it is (every change since the older model
+    /// is additive, see <doc:Migrations>); nil when the store is at the app's model. Such a handle reads
+    /// objects as the older model declares them, gives the objects it inserts the newer attributes'
+    /// defaults, keeps their values in the objects it updates, and leaves the store's maintenance to the
+    /// newer app.
+    public var downgradedFrom: String? { model.downgradedFrom }
 
     // MARK: Opening
 

@@ -235,6 +235,13 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             .with { $0.storeVersion = store; $0.modelVersion = app }
     }
 
+    /// The store is newer and the changes since the app's model are not all additive (see the Migrations
+    /// article, "Opening a newer store").
+    static func storeNewerThanModel(store: String, app: String, notAdditive reason: String) -> StoreError {
+        StoreError(.storeNewerThanModel, "The store is at model \(store), newer than this app's newest model \(app), and \(app) cannot open it as it is: \(reason); nothing was written to it. Update the app (or give the tool the model of \(store) or later).")
+            .with { $0.storeVersion = store; $0.modelVersion = app }
+    }
+
     /// The store records a model whose version identifier the app knows, with other version hashes: a frozen
     /// schema was changed after it shipped.
     public static func schemaMismatch(version: String) -> StoreError {

@@ -62,8 +62,9 @@ struct StoreHeader {
         }
     }
 
-    /// Opens every database the catalog names (in `txn`) and binds `schema` to them.
-    func bind(_ schema: Schema, in txn: Transaction) throws -> BoundModel {
+    /// Opens every database the catalog names (in `txn`) and binds `schema` to them — or, for an older model
+    /// that can open the store as it is, `downgrade`'s model to its translated catalog.
+    func bind(_ schema: Schema, in txn: Transaction, downgrade: Downgrade? = nil) throws -> BoundModel {
         var handles: [String: DatabaseHandle] = [:]
         for name in catalog.entities.map(\.database) + catalog.relationships.map(\.database) + catalog.indexes.map(\.database) {
             guard let dbi = try txn.openDatabase(name, flags: BoundModel.databaseFlags(name), create: false) else {
@@ -74,6 +75,12 @@ struct StoreHeader {
         let maintenance = try MaintenanceRecord.read(meta, in: txn)
         do {
             let needsMaintenance = !maintenance.isEmpty || !catalog.garbage.isEmpty || catalog.entities.contains { $0.layouts.count > 1 }
+            if let downgrade {
+                // The newer model's app does the store's maintenance; an older one only reads and writes objects.
+                return try BoundModel(schema: downgrade.schema, catalog: downgrade.catalog, generation: state.generation, meta: meta,
+                                      handles: handles, buildingIndexes: maintenance.buildingIndexes, needsMaintenance: false,
+                                      downgrade: (downgrade, from: identity.versionIdentifier))
+            }
             return try BoundModel(schema: schema, catalog: catalog, generation: state.generation, meta: meta, handles: handles,
                                   buildingIndexes: maintenance.buildingIndexes, needsMaintenance: needsMaintenance)
         } catch {
