@@ -174,4 +174,39 @@ import Testing
         #expect(try store.read { try $0.objects("Note").count() } == 10)
         #expect(try store.verify().isClean)
     }
+
+    /// The two models number properties differently (v2 declares `words` first): a change the older app makes
+    /// to `title` must reach the newer app's observer of `headline`, the same attribute.
+    @Test func anObserverOfTheNewerModelSeesTheOlderAppsChanges() async throws {
+        let dir = try TemporaryDirectory("downgrade-observe")
+        let v1 = try Schema("v1") { Entity("Note") { Attribute("title", .string); Attribute("words", .int32) } }
+        let v2 = try Schema("v2") {
+            Entity("Note") {
+                Attribute("words", .int32)
+                Attribute("headline", .string).renamed(from: "title")
+                Attribute("pinned", .bool).defaultValue(false)
+            }
+        }
+        do {
+            let store = try Store.open(at: dir.store, schema: v1)
+            defer { store.close() }
+            _ = try await store.write { try $0.insert("Note", ["title": "first", "words": .int32(1)]) }
+        }
+        let newer = try Store.open(at: dir.store, schema: v2, plan: try MigrationPlan(schemas: [v1, v2]))
+        defer { newer.close() }
+        let older = try Store.open(at: dir.store, schema: v1)
+        defer { older.close() }
+        #expect(older.downgradedFrom == "v2")
+        let sets = ObservedValues<ChangeSet>()
+        let task = sets.record(try newer.changes(of: "Note", properties: ["headline"]))
+        defer { task.cancel() }
+        try await Task.sleep(for: .milliseconds(50))
+        let note = try #require(try await older.read { try $0.objects("Note").fetch().first })
+        var changed = note
+        changed["title"] = "changed by v1"
+        try await older.write { [changed] in try $0.update(changed) }
+        #expect(await sets.waitUntil { $0.contains { $0.updated == [note.id] } }, "the observer of headline missed the change of title: \(sets.all)")
+        let headline = try await newer.read { try $0.objects("Note").fetch().first?["headline"] }
+        #expect(headline == "changed by v1")
+    }
 }
