@@ -79,7 +79,8 @@ extension CodableReshape.Change {
         var filled: [Fill] = []
         var claimed: Set<String> = []
         for d in destination.fields {
-            let s = source.field(named: d.renamingIdentifier ?? d.name) ?? (d.renamingIdentifier == nil ? nil : source.field(named: d.name))
+            // The key it was renamed from, else the key of the same name.
+            let s = d.renamingIdentifier.flatMap(source.field(named:)) ?? source.field(named: d.name)
             guard let s else {
                 if let v = d.defaultValue { filled.append(Fill(key: d.name, value: v)) }
                 else if !d.isOptional { return .failure(.addedWithoutDefault(d.name)) }
