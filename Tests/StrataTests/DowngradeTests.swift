@@ -89,6 +89,12 @@ import Testing
         #expect(explanation.versionsThatCanOpen == ["v1"], "\(explanation)")
         #expect("\(explanation)".contains("Older versions that can still open the store at the app's version (every change since is additive): v1."))
 
+        // An app that asks for strictness is refused, as before.
+        var strict = StoreConfiguration()
+        strict.opensNewerAdditiveStores = false
+        #expect(throws: StoreError.storeNewerThanModel(store: "v2", app: "v1")) {
+            try Store.open(at: dir.store, schema: try Self.v1(), configuration: strict)
+        }
         do {
             // The older app, with its own plan (which ends at v1).
             let store = try Store.open(at: dir.store, schema: try Self.v1(), plan: try MigrationPlan(schemas: [try Self.v1()]))

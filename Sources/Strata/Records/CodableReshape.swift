@@ -16,8 +16,20 @@ public struct CodableReshape: Sendable, Hashable, CustomStringConvertible {
         /// Keys set to a value when absent or null (added or made required).
         public var filled: [Fill]
 
-        public struct Rename: Sendable, Hashable { public var from: String; public var to: String }
-        public struct Fill: Sendable, Hashable { public var key: String; public var value: JSONValue }
+        /// A key renamed: its value moves from `from` to `to`.
+        public struct Rename: Sendable, Hashable {
+            /// The key in the older shape.
+            public var from: String
+            /// The key in the newer shape.
+            public var to: String
+        }
+        /// A key given `value` where it is absent or null.
+        public struct Fill: Sendable, Hashable {
+            /// The key.
+            public var key: String
+            /// Its JSON value (the newer shape's default).
+            public var value: JSONValue
+        }
 
         var isEmpty: Bool { renamed.isEmpty && removed.isEmpty && filled.isEmpty }
     }

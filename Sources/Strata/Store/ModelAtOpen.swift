@@ -26,7 +26,7 @@ enum ModelAtOpen {
             let allow = plan == nil ? sameLayout || header.hasJournal : configuration.migration.migratesAtOpen || sameLayout
             do {
                 try driver.bringUpToDate(allowMigration: allow)
-            } catch let error as StoreError where error.code == .storeNewerThanModel {
+            } catch let error as StoreError where error.code == .storeNewerThanModel && configuration.opensNewerAdditiveStores {
                 // A newer app's store: opened as it is when every change since this model is additive.
                 return try bindOlderModel(environment: environment, schema: schema, refusal: error)
             }

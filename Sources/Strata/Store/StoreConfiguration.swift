@@ -29,6 +29,10 @@ public struct StoreConfiguration: Sendable {
     /// that only inspect a store turn it off (``Store/compactLayouts(batchSize:progress:)`` runs the same work
     /// on demand).
     public var backgroundMaintenance: Bool = true
+    /// Whether the app's model may open a store a *newer* model wrote, as it is, when every change since the
+    /// app's model is additive (see ``Store/downgradedFrom``). Default true; false refuses every newer store
+    /// with ``StoreError/Code-swift.struct/storeNewerThanModel``, as Core Data and Realm do.
+    public var opensNewerAdditiveStores: Bool = true
 
     public init() {}
 
