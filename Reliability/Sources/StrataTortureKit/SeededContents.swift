@@ -31,6 +31,22 @@ public struct SeededContents: Sendable {
         var r = random(i, 2)
         return Data((0..<Int(r.next() % 48)).map { _ in UInt8(truncatingIfNeeded: r.next()) })
     }
+    /// Item `i`'s `spot` at v1 (canonical JSON; none when `i % 4 == 3`, no label when `i % 4 == 2`), and as
+    /// v2 and v3 read it: `y` renamed `north`, the label dropped, `z` = 0.
+    public func spot(_ i: Int, reshaped: Bool) -> Value {
+        guard i % 4 != 3 else { return .null }
+        var object: [String: JSONValue] = ["x": .integer(Int64(i))]
+        let y = JSONValue.integer(Int64(i % 4 == 2 ? 2 * i : -i))
+        if reshaped {
+            object["north"] = y
+            object["z"] = .integer(0)
+        } else {
+            object["y"] = y
+            if i % 4 != 2 { object["label"] = .string("L\(i) \(SeededContents.pieces[i % SeededContents.pieces.count])") }
+        }
+        return (try? JSONValue.object(object).serialized()).map(Value.codable) ?? .null
+    }
+
     /// The tag an item links to, if any.
     public func tagIndex(_ i: Int) -> Int? { i % 5 == 0 ? (i / 5) % TortureModels.tagCount : nil }
     public static func tagName(_ k: Int) -> String { "tag-\(k)" }
@@ -42,6 +58,8 @@ public struct SeededContents: Sendable {
         ]
         if let note = note(i) { values["note"] = .string(note) }
         if let blob = blob(i) { values["blob"] = .data(blob) }
+        let spot = spot(i, reshaped: false)
+        if !spot.isNull { values["spot"] = spot }
         return values
     }
 
@@ -52,6 +70,7 @@ public struct SeededContents: Sendable {
             "note": note(i).map(Value.string) ?? .null, "blob": blob(i).map(Value.data) ?? .null,
         ]
         var v = base
+        v["spot"] = spot(i, reshaped: version == "v2" || version == "v3")
         switch version {
         case "v2":
             v["name"] = .string(title(i)); v["score"] = .int16(score(i)); v["flag"] = .bool(false)

@@ -6,9 +6,10 @@ import Glibc
 
 /// The models the reliability suite migrates, and the plans between them.
 ///
-/// - `v1`: `Item(serial, title, score: Int16, when, note?, blob?)` ↔ `Tag(name)` (many-to-many), `Marker(kind)`.
+/// - `v1`: `Item(serial, title, score: Int16, when, note?, blob?, spot?)` ↔ `Tag(name)` (many-to-many),
+///   `Marker(kind)`; `spot` is a Codable value with a declared shape.
 /// - `v2` (lightweight, metadata only plus an index build): `title` renamed `name`, `flag` added with a
-///   default, `score` indexed.
+///   default, `score` indexed, `spot` reshaped (a key renamed, one removed, one added).
 /// - `v3`: `v2` with `score` widened to Int64 (every record rewritten).
 /// - `c2` (custom stage with entity mappings): every `Item` gets a required `digest` and one `Note`
 ///   (`Item.notes` ↔ `Note.item`); `willMigrate` and `didMigrate` each insert a `Marker`.
@@ -24,6 +25,20 @@ public enum TortureModels {
         }
     }
 
+    /// `spot`, an optional Codable value at v1 (`{"x", "y", "label"?}`); at v2 and v3 its type is `SpotV2`
+    /// (`y` renamed `north`, `label` removed, `z` added with 0): a change of shape that both versions declare,
+    /// so that the lightweight plans read it through a projection and the sweep and rewrites reshape it.
+    static func spotV1() -> Attribute {
+        Attribute("spot", .codable("SpotV1")).optional()
+            .shape([.field("x", .number), .field("y", .number), .field("label", .string).optional()])
+    }
+
+    static func spotV2() -> Attribute {
+        Attribute("spot", .codable("SpotV2")).optional().shape([
+            .field("x", .number), .field("north", .number).renamed(from: "y"), .field("z", .number).defaultValue(.integer(0)),
+        ])
+    }
+
     static func marker() -> Entity {
         Entity("Marker") { Attribute("kind", .string) }
     }
@@ -37,6 +52,7 @@ public enum TortureModels {
                 Attribute("when", .date)
                 Attribute("note", .string).optional()
                 Attribute("blob", .data).optional()
+                spotV1()
                 Relationship("tags", to: "Tag", inverse: "items", toMany: true)
             }
             tag()
@@ -53,6 +69,7 @@ public enum TortureModels {
                 Attribute("when", .date)
                 Attribute("note", .string).optional()
                 Attribute("blob", .data).optional()
+                spotV2()
                 Attribute("flag", .bool).defaultValue(false)
                 Relationship("tags", to: "Tag", inverse: "items", toMany: true)
             }
@@ -70,6 +87,7 @@ public enum TortureModels {
                 Attribute("when", .date)
                 Attribute("note", .string).optional()
                 Attribute("blob", .data).optional()
+                spotV2()
                 Attribute("flag", .bool).defaultValue(false)
                 Relationship("tags", to: "Tag", inverse: "items", toMany: true)
             }
@@ -87,6 +105,7 @@ public enum TortureModels {
                 Attribute("when", .date)
                 Attribute("note", .string).optional()
                 Attribute("blob", .data).optional()
+                spotV1()
                 Attribute("digest", .string)
                 Relationship("tags", to: "Tag", inverse: "items", toMany: true)
                 Relationship("notes", to: "Note", inverse: "item", toMany: true, deleteRule: .cascade)
@@ -109,6 +128,7 @@ public enum TortureModels {
                 Attribute("when", .date)
                 Attribute("note", .string).optional()
                 Attribute("blob", .data).optional()
+                spotV1()
                 Attribute("rank", .int64)
                 Relationship("tags", to: "Tag", inverse: "items", toMany: true)
             }
