@@ -96,6 +96,15 @@ import Testing
             try Store.open(at: dir.store, schema: try Self.v1(), configuration: strict)
         }
         do {
+            // A read-only handle of the older model (a tool, an extension) reads too.
+            var readOnly = StoreConfiguration()
+            readOnly.readOnly = true
+            let store = try Store.open(at: dir.store, schema: try Self.v1(), configuration: readOnly)
+            defer { store.close() }
+            #expect(store.downgradedFrom == "v2")
+            #expect(try store.read { try $0.objects("Note").where("title", equals: "note 4").count() } == 1)
+        }
+        do {
             // The older app, with its own plan (which ends at v1).
             let store = try Store.open(at: dir.store, schema: try Self.v1(), plan: try MigrationPlan(schemas: [try Self.v1()]))
             defer { store.close() }
