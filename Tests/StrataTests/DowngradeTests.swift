@@ -8,6 +8,14 @@ import Testing
 /// inserts get their defaults, the store's indexes stay complete — and the store is not migrated. A change
 /// that is not additive keeps the older app out, the store untouched.
 @Suite struct DowngradeTests {
+    /// The same at every version.
+    static func folder() -> Entity {
+        Entity("Folder") {
+            Attribute("name", .string)
+            Relationship("notes", to: "Note", inverse: "folder", toMany: true, deleteRule: .cascade)
+        }
+    }
+
     static func v1() throws -> Schema {
         try Schema("v1") {
             Entity("Note") {
@@ -15,10 +23,7 @@ import Testing
                 Attribute("words", .int32)
                 Relationship("folder", to: "Folder", inverse: "notes")
             }
-            Entity("Folder") {
-                Attribute("name", .string)
-                Relationship("notes", to: "Note", inverse: "folder", toMany: true, deleteRule: .cascade)
-            }
+            folder()
         }
     }
     /// Additive: a rename, an indexed attribute with a default, an optional attribute, a new entity.
@@ -31,10 +36,7 @@ import Testing
                 Attribute("mood", .string).optional()
                 Relationship("folder", to: "Folder", inverse: "notes")
             }
-            Entity("Folder") {
-                Attribute("name", .string)
-                Relationship("notes", to: "Note", inverse: "folder", toMany: true, deleteRule: .cascade)
-            }
+            folder()
             Entity("Tag") { Attribute("label", .string) }
         }
     }
@@ -48,10 +50,7 @@ import Testing
                 Attribute("mood", .string).optional()
                 Relationship("folder", to: "Folder", inverse: "notes")
             }
-            Entity("Folder") {
-                Attribute("name", .string)
-                Relationship("notes", to: "Note", inverse: "folder", toMany: true, deleteRule: .cascade)
-            }
+            folder()
             Entity("Tag") { Attribute("label", .string) }
         }
     }
