@@ -256,4 +256,52 @@ import Testing
         #expect(try reshape.apply(toJSON: Data("[1,2]".utf8)) == Data("[1,2]".utf8), "not an object: left as it is")
         #expect(throws: DecodeFailure.self) { try reshape.apply(toJSON: Data("{".utf8)) }
     }
+
+    /// The byte path (values moved as they were written) gives exactly what decoding and re-encoding gives, on
+    /// random canonical objects: Unicode and escaped keys, nested values, numbers of every kind, nulls.
+    @Test func theBytePathMatchesDecoding() throws {
+        var random = SeededGenerator(seed: 13)
+        let keys = ["x", "y", "z", "north", "label", "é", "e\u{301}x", "a\"q", "tab\t", "ä", "10", "9", "Z", "_", "ﬀ"]
+        func value(_ depth: Int) -> JSONValue {
+            switch random.next() % (depth > 2 ? 6 : 8) {
+            case 0: return .null
+            case 1: return .bool(random.next() % 2 == 0)
+            case 2: return .integer(Int64(bitPattern: random.next()) >> Int64(random.next() % 60))
+            case 3: return .number(Double(Int64(bitPattern: random.next()) % 100_000) / 7)
+            case 4: return .string(["", "a", "\"", "\\", "line\nbreak", "😀", "/"][Int(random.next() % 7)])
+            case 5: return .number([0.5, -0.25, 1e20, 1e-7, 3.0][Int(random.next() % 5)])
+            case 6: return .array((0..<Int(random.next() % 4)).map { _ in value(depth + 1) })
+            default:
+                var o: [String: JSONValue] = [:]
+                for _ in 0..<Int(random.next() % 4) { o[keys[Int(random.next() % UInt64(keys.count))]] = value(depth + 1) }
+                return .object(o)
+            }
+        }
+        var checked = 0
+        for _ in 0..<400 {
+            var object: [String: JSONValue] = [:]
+            for _ in 0..<Int(random.next() % 6) { object[keys[Int(random.next() % UInt64(keys.count))]] = value(0) }
+            let input = try JSONValue.object(object).serialized()
+            func pick() -> String { keys[Int(random.next() % UInt64(keys.count))] }
+            let changes = (0..<Int(1 + random.next() % 3)).map { _ in
+                CodableReshape.Change(renamed: random.next() % 2 == 0 ? [.init(from: pick(), to: pick())] : [],
+                                      removed: random.next() % 2 == 0 ? [pick()] : [],
+                                      filled: random.next() % 2 == 0 ? [.init(key: pick(), value: value(1))] : [])
+            }
+            let reshape = CodableReshape(changes: changes)
+            let fast = try reshape.apply(toJSON: input)
+            let decoded = try reshape.applyDecoding(toJSON: input)
+            #expect(fast == decoded, "\(String(decoding: input, as: UTF8.self)) with \(reshape): \(String(decoding: fast, as: UTF8.self)) ≠ \(String(decoding: decoded, as: UTF8.self))")
+            checked += 1
+        }
+        #expect(checked == 400)
+        // What the byte path leaves to decoding: duplicate keys, and what is not an object.
+        let reshape = CodableReshape(changes: [.init(renamed: [.init(from: "a", to: "b")], removed: [], filled: [])])
+        let duplicated = Data(#"{"a":1,"a":2}"#.utf8)
+        #expect(duplicated.withUnsafeBytes { JSONObjectMembers.parse($0) } == nil)
+        let viaBytes = Result { try reshape.apply(toJSON: duplicated) }
+        let viaDecoding = Result { try reshape.applyDecoding(toJSON: duplicated) }
+        #expect("\(viaBytes)" == "\(viaDecoding)", "duplicate keys take the decoding path: \(viaBytes)")
+        #expect(try reshape.apply(toJSON: Data("[1]".utf8)) == Data("[1]".utf8))
+    }
 }

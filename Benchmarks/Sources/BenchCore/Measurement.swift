@@ -24,6 +24,10 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
     /// Strata: app writes (inserts and updates in transactions of 1,000) while the sweep runs, and (beside
     /// it) the same writes on the swept, idle store.
     case writesDuringSweep = "writes-during-sweep"
+    /// Strata: the open that migrates a Codable attribute to a new shape (a key renamed, one removed, one added
+    /// with a default; both shapes declared): metadata only. Beside it, a scan over the old layout (reshaped
+    /// as read) against the same scan after the sweep.
+    case codableReshape = "codable-reshape"
     case customSplit = "custom-split"
     /// The `strata` tool importing the data set from the JSON Lines its export wrote, into a new store.
     case cliImport = "cli-import"
@@ -40,7 +44,8 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
     public var readsBaseStore: Bool { self == .open || self == .scan || self == .get }
     /// Whether the scenario works on a store built for it (a migration, or the work that follows one).
     public var isMigration: Bool {
-        [.lightweightMetadata, .lightweightRewrite, .forcedRewrite, .sweep, .scanOldLayout, .writesDuringSweep, .customSplit].contains(self)
+        [.lightweightMetadata, .lightweightRewrite, .forcedRewrite, .sweep, .scanOldLayout, .writesDuringSweep, .codableReshape,
+         .customSplit].contains(self)
     }
     /// Whether the scenario runs the `strata` executable (on a store of its own, prepared for every run).
     public var isTool: Bool { self == .cliImport || self == .cliExport }
@@ -85,8 +90,8 @@ public enum System: String, CaseIterable, Codable, Sendable {
         case .strataCodable: [.insert, .scan, .get].contains(scenario)
         case .strataViews: scenario == .scan || scenario == .scanOldLayout
         case .strata: true
-        case .lmdb: ![.scanOldLayout, .writesDuringSweep].contains(scenario) && !scenario.isTool
-        case .sqlite, .grdb: ![.sweep, .scanOldLayout, .writesDuringSweep].contains(scenario) && !scenario.isTool
+        case .lmdb: ![.scanOldLayout, .writesDuringSweep, .codableReshape].contains(scenario) && !scenario.isTool
+        case .sqlite, .grdb: ![.sweep, .scanOldLayout, .writesDuringSweep, .codableReshape].contains(scenario) && !scenario.isTool
         }
     }
 

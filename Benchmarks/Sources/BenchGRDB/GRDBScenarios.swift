@@ -33,7 +33,8 @@ public enum GRDBScenarios {
         case (.measure, .get): return try measureGet(task)
         case (.measure, .lightweightMetadata), (.measure, .lightweightRewrite), (.measure, .customSplit):
             return try GRDBMigrations.measure(task)
-        case (.measure, .forcedRewrite), (.measure, .sweep), (.measure, .scanOldLayout), (.measure, .writesDuringSweep):
+        case (.measure, .forcedRewrite), (.measure, .sweep), (.measure, .scanOldLayout), (.measure, .writesDuringSweep),
+             (.measure, .codableReshape):
             throw BenchFailure("\(task.scenario.rawValue) has no equivalent here")
         }
     }

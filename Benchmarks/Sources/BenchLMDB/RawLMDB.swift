@@ -38,7 +38,8 @@ public enum RawLMDB {
         case (.measure, .lightweightMetadata): return try measureMetadata(task)
         case (.measure, .lightweightRewrite): return try measureRewrite(task)
         case (.measure, .customSplit): return try measureSplit(task)
-        case (.measure, .forcedRewrite), (.measure, .sweep), (.measure, .scanOldLayout), (.measure, .writesDuringSweep):
+        case (.measure, .forcedRewrite), (.measure, .sweep), (.measure, .scanOldLayout), (.measure, .writesDuringSweep),
+             (.measure, .codableReshape):
             throw BenchFailure("\(task.scenario.rawValue) has no equivalent here")
         }
     }

@@ -121,6 +121,9 @@ public enum StrataScenarios {
         case (.measure, .observeMemory): return try ObservationScenarios.measureMemory(task, url: url)
         case (.prepare, .insert):
             return nil
+        case (.prepare, .codableReshape):
+            try ReshapeScenario.prepare(task, url: url)
+            return nil
         case (.prepare, .sweep), (.prepare, .scanOldLayout), (.prepare, .writesDuringSweep):
             try load(task, url: url, system: .strata)
             try ZeroDowntimeScenarios.widenAsProjection(task, url: url)
@@ -143,6 +146,7 @@ public enum StrataScenarios {
         case (.measure, .sweep): return try ZeroDowntimeScenarios.measureSweep(task, url: url)
         case (.measure, .scanOldLayout): return try ZeroDowntimeScenarios.measureScanOldLayout(task, url: url)
         case (.measure, .writesDuringSweep): return try ZeroDowntimeScenarios.measureWritesDuringSweep(task, url: url)
+        case (.measure, .codableReshape): return try ReshapeScenario.measure(task, url: url)
         }
     }
 

@@ -64,7 +64,7 @@ import Testing
         expected.insert("scan/strata-views")
         // Issue 13's rows: the sweep beside raw LMDB's rewrite; old-layout scans and writes during the sweep, Strata's only.
         for key in ["sweep/strata", "sweep/lmdb", "scan-old-layout/strata", "scan-old-layout/strata-typed", "scan-old-layout/strata-views",
-                    "writes-during-sweep/strata"] { expected.insert(key) }
+                    "writes-during-sweep/strata", "codable-reshape/strata"] { expected.insert(key) }
         // The `strata` tool's rows (its executable, built beside strata-bench).
         expected.insert("cli-import/strata")
         expected.insert("cli-export/strata")
@@ -96,6 +96,9 @@ import Testing
             if scenario == "scan-old-layout" {
                 #expect(((extra["swept_seconds"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): swept_seconds")
             }
+            if scenario == "codable-reshape" {
+                #expect(((extra["old_to_swept"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): old_to_swept")
+            }
             if scenario == "writes-during-sweep" {
                 #expect(((extra["idle_seconds"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): idle_seconds")
             }
@@ -122,7 +125,7 @@ import Testing
                 #expect(((extra["tool_peak_rss_bytes"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): tool_peak_rss_bytes")
             } else if scenario == "sweep" && system == "strata" {
                 #expect(((r["ratio_to_lmdb"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_lmdb")
-            } else if system.hasPrefix("strata") && !["scan-old-layout", "writes-during-sweep"].contains(scenario) && !scenario.hasPrefix("observe-") {
+            } else if system.hasPrefix("strata") && !["scan-old-layout", "writes-during-sweep", "codable-reshape"].contains(scenario) && !scenario.hasPrefix("observe-") {
                 #expect(((r["ratio_to_lmdb"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_lmdb")
                 #expect(((r["ratio_to_sqlite"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_sqlite")
                 #expect(((r["ratio_to_grdb"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_grdb")
@@ -142,6 +145,7 @@ import Testing
         let goalNames = goals.compactMap { $0["goal"] as? String }
         for name in ["cli-import ≥ 0.5× the library's dynamic insert (strata insert)", "cli-export ≥ 1 M objects/s",
                      "estimate within 1.5× of measured on lightweight-rewrite",
+                     "codable-reshape (a Codable value's keys changed) opens in ≤ 10 ms",
                      "a commit by another process reaches its observer within 50 ms (p99)",
                      "insert with 100 observers of another entity ≥ 0.95× with none",
                      "anonymous memory flat over the second half of the observed commits (≤ +10 %)"] {

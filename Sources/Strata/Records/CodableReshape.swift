@@ -35,9 +35,24 @@ public struct CodableReshape: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The changes, oldest first.
-    public var changes: [Change]
+    public let changes: [Change]
+    /// Each change's fill values as JSON text (nil when one cannot be written: the decoding path then runs).
+    private let fillJSON: [[[UInt8]]]?
 
-    init(changes: [Change]) { self.changes = changes.filter { !$0.isEmpty } }
+    init(changes: [Change]) {
+        self.changes = changes.filter { !$0.isEmpty }
+        var fills: [[[UInt8]]] = []
+        for change in self.changes {
+            var texts: [[UInt8]] = []
+            for f in change.filled {
+                guard let text = try? f.value.serialized() else { fills = []; break }
+                texts.append(Array(text))
+            }
+            if texts.count != change.filled.count { break }
+            fills.append(texts)
+        }
+        fillJSON = fills.count == self.changes.count ? fills : nil
+    }
 
     /// Whether it changes nothing.
     public var isEmpty: Bool { changes.isEmpty }
@@ -48,6 +63,17 @@ public struct CodableReshape: Sendable, Hashable, CustomStringConvertible {
     /// Reshapes canonical JSON. A value that is not a JSON object is returned as it is (the type's decoder
     /// then says what is wrong with it).
     func apply(toJSON data: Data) throws(DecodeFailure) -> Data {
+        guard !changes.isEmpty else { return data }
+        // The common case moves byte ranges: no value is decoded or re-encoded.
+        if let fillJSON, var object = data.withUnsafeBytes({ JSONObjectMembers.parse($0) }) {
+            for (change, fills) in zip(changes, fillJSON) { change.apply(to: &object, fills: fills) }
+            return object.serialized()
+        }
+        return try applyDecoding(toJSON: data)
+    }
+
+    /// The same reshape through decoded values: for what the byte path does not handle (and to check it).
+    func applyDecoding(toJSON data: Data) throws(DecodeFailure) -> Data {
         guard !changes.isEmpty else { return data }
         let json: JSONValue
         do { json = try JSONValue.parse(data) } catch { throw DecodeFailure("codable value is not JSON: \(error)") }
@@ -74,6 +100,32 @@ public struct CodableReshape: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension CodableReshape.Change {
+    /// The change on an object's members located in its bytes (`fills`: the fill values' JSON text), exactly as
+    /// ``apply(to:)-(inout [String: JSONValue])`` does it on decoded values.
+    func apply(to object: inout JSONObjectMembers, fills: [[UInt8]]) {
+        var moved: [(String, [UInt8])] = []
+        for r in renamed {
+            if let i = object.members.firstIndex(where: { $0.key == r.from }) { moved.append((r.to, object.members.remove(at: i).value)) }
+        }
+        if !removed.isEmpty { object.members.removeAll { removed.contains($0.key) } }
+        func put(_ key: String, _ value: [UInt8]) {
+            if let i = object.members.firstIndex(where: { $0.key == key }) {
+                object.members[i].value = value
+            } else {
+                object.members.append(.init(key: key, keyJSON: JSONObjectMembers.keyJSON(key), value: value))
+            }
+        }
+        for (key, value) in moved { put(key, value) }
+        let null = Array("null".utf8)
+        for (f, text) in zip(filled, fills) {
+            if let i = object.members.firstIndex(where: { $0.key == f.key }) {
+                if object.members[i].value == null { object.members[i].value = text }
+            } else {
+                put(f.key, text)
+            }
+        }
+    }
+
     func apply(to object: inout [String: JSONValue]) {
         var moved: [(String, JSONValue)] = []
         for r in renamed {
