@@ -34,7 +34,7 @@ final class BoundModel: Sendable {
             bindings.append(try EntityBinding(position: position, entity: entity, schema: schema,
                                               catalog: catalog, entityIndex: entityIndex, handles: handles,
                                               indexed: !unindexed.contains(entity.name), buildingIndexes: buildingIndexes,
-                                              declared: downgrade.map { ($0.0.declaredEntities[entity.name], $0.0.declaredAttributeCounts[entity.name]) }))
+                                              declared: downgrade?.0.declaredEntities[entity.name]))
         }
         entities = bindings
     }
@@ -153,10 +153,9 @@ final class EntityBinding: Sendable {
 
     init(position: Int, entity: Entity, schema: Schema, catalog: Catalog, entityIndex: [String: Int],
          handles: [String: DatabaseHandle], indexed: Bool = true, buildingIndexes: Set<UInt32> = [],
-         declared: (entity: Entity?, attributeCount: Int?)? = nil) throws(DecodeFailure) {
-        self.declaredEntity = declared?.entity ?? Schema.normalizingDefaults(entity)
-        let declaredCount = min(declared?.attributeCount ?? entity.attributes.count, entity.attributes.count)
-        self.keptAttributes = declaredCount..<entity.attributes.count
+         declared: Entity? = nil) throws(DecodeFailure) {
+        self.declaredEntity = declared ?? entity
+        self.keptAttributes = min(declaredEntity.attributes.count, entity.attributes.count)..<entity.attributes.count
         self.isDowngraded = declared != nil
         guard let entry = catalog.entity(named: entity.name) else {
             throw DecodeFailure("the catalog has no entity \(entity.name)")

@@ -41,17 +41,8 @@ public struct CodableReshape: Sendable, Hashable, CustomStringConvertible {
 
     init(changes: [Change]) {
         self.changes = changes.filter { !$0.isEmpty }
-        var fills: [[[UInt8]]] = []
-        for change in self.changes {
-            var texts: [[UInt8]] = []
-            for f in change.filled {
-                guard let text = try? f.value.serialized() else { fills = []; break }
-                texts.append(Array(text))
-            }
-            if texts.count != change.filled.count { break }
-            fills.append(texts)
-        }
-        fillJSON = fills.count == self.changes.count ? fills : nil
+        let texts = self.changes.map { $0.filled.map { (try? $0.value.serialized()).map(Array.init) } }
+        fillJSON = texts.allSatisfy { $0.allSatisfy { $0 != nil } } ? texts.map { $0.compactMap { $0 } } : nil
     }
 
     /// Whether it changes nothing.

@@ -83,8 +83,11 @@ struct JSONObjectMembers {
 
         var isAtEnd: Bool { offset >= bytes.count }
 
+        /// JSON's insignificant whitespace.
+        static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
+
         mutating func skipSpace() {
-            while offset < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[offset]) { offset += 1 }
+            while offset < bytes.count, Self.isSpace(bytes[offset]) { offset += 1 }
         }
 
         mutating func take(_ byte: UInt8) -> Bool {
@@ -134,7 +137,9 @@ struct JSONObjectMembers {
                 return nil
             default:
                 // A number or a literal: up to the next delimiter.
-                while offset < bytes.count, ![UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x09, 0x0A, 0x0D].contains(bytes[offset]) {
+                while offset < bytes.count {
+                    let b = bytes[offset]
+                    if b == UInt8(ascii: ",") || b == UInt8(ascii: "}") || b == UInt8(ascii: "]") || Self.isSpace(b) { break }
                     offset += 1
                 }
                 return offset > start ? start..<offset : nil

@@ -17,9 +17,8 @@ struct Downgrade {
     let schema: Schema
     /// The store's catalog with the older model's names.
     let catalog: Catalog
-    /// For each of the older model's entities, its own attribute count (kept attributes come after).
-    let declaredAttributeCounts: [String: Int]
-    /// The older model's entities as it declares them (what its model types are checked against).
+    /// The older model's entities as it declares them (what its model types are checked against; the kept
+    /// attributes come after their attributes).
     let declaredEntities: [String: Entity]
 
     /// Why an older model cannot open the store.
@@ -39,7 +38,6 @@ struct Downgrade {
         var reasons: [String] = []
         var translated = catalog
         var entities: [Entity] = []
-        var counts: [String: Int] = [:]
         var declared: [String: Entity] = [:]
         let claimed = Set(mapping.entities.compactMap(\.sourceName))
         for old in older.entities where !claimed.contains(old.name) {
@@ -109,8 +107,7 @@ struct Downgrade {
             var entity = old
             entity.attributes = attributes + kept
             entities.append(entity)
-            counts[oldName] = old.attributes.count
-            declared[oldName] = Schema.normalizingDefaults(old)
+            declared[oldName] = old
         }
         // An entity added under a name the older model uses for another one.
         let boundTags = Set(entities.compactMap { e in translated.entity(named: e.name)?.tag })
@@ -125,7 +122,7 @@ struct Downgrade {
         } catch {
             return .failure(Refusal(reasons: error.problems.map(\.description)))
         }
-        return .success(Downgrade(schema: schema, catalog: translated, declaredAttributeCounts: counts, declaredEntities: declared))
+        return .success(Downgrade(schema: schema, catalog: translated, declaredEntities: declared))
     }
 
     /// Whether `older` could open a store at `store` (the versions ``MigrationExplanation`` lists).

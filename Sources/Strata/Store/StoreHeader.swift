@@ -74,15 +74,12 @@ struct StoreHeader {
         }
         let maintenance = try MaintenanceRecord.read(meta, in: txn)
         do {
-            let needsMaintenance = !maintenance.isEmpty || !catalog.garbage.isEmpty || catalog.entities.contains { $0.layouts.count > 1 }
-            if let downgrade {
-                // The newer model's app does the store's maintenance; an older one only reads and writes objects.
-                return try BoundModel(schema: downgrade.schema, catalog: downgrade.catalog, generation: state.generation, meta: meta,
-                                      handles: handles, buildingIndexes: maintenance.buildingIndexes, needsMaintenance: false,
-                                      downgrade: (downgrade, from: identity.versionIdentifier))
-            }
-            return try BoundModel(schema: schema, catalog: catalog, generation: state.generation, meta: meta, handles: handles,
-                                  buildingIndexes: maintenance.buildingIndexes, needsMaintenance: needsMaintenance)
+            // The newer model's app does the store's maintenance; an older one only reads and writes objects.
+            let needsMaintenance = downgrade == nil
+                && (!maintenance.isEmpty || !catalog.garbage.isEmpty || catalog.entities.contains { $0.layouts.count > 1 })
+            return try BoundModel(schema: downgrade?.schema ?? schema, catalog: downgrade?.catalog ?? catalog, generation: state.generation,
+                                  meta: meta, handles: handles, buildingIndexes: maintenance.buildingIndexes,
+                                  needsMaintenance: needsMaintenance, downgrade: downgrade.map { ($0, from: identity.versionIdentifier) })
         } catch {
             throw StoreError.corrupted(path: meta.path, reason: .metadata(error.reason))
         }

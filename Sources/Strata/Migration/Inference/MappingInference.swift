@@ -115,11 +115,11 @@ extension InferredMapping {
             var reshape: CodableReshape? = nil
             let shapes = codableReshape(from: sa, to: a)
             if case .success(let r) = shapes { reshape = r }
-            if sa.type != a.type || reshape != nil {
+            // A reshaped codable attribute is read through its reshape; any other type change is a widening,
+            // a script's, or a diagnostic.
+            if sa.type != a.type && reshape == nil {
                 if sa.type.widens(to: a.type) {
                     conversion = .init(from: sa.type, to: a.type)
-                } else if reshape != nil {
-                    // Read through the reshape: the stored JSON keeps its old shape until rewritten.
                 } else if scripted {
                     attributes.append(AttributeMappingPlan(name: a.name, origin: .scripted(previous: sa.name), conversion: nil, nullReplacement: nil))
                     if a.isIndexed { indexesAdded.append(a.name) }
