@@ -74,7 +74,8 @@ let package = Package(
         .target(name: "StrataTestKit", dependencies: ["Strata"]),
         .executableTarget(name: "StrataExample", dependencies: ["StrataModels", "StrataTutorials"]),
         .target(name: "StrataTestSupport", dependencies: ["Strata", "StrataTestKit"], path: "Tests/StrataTestSupport"),
-        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataTestSupport"]),
+        // Fixtures: store files that only an older Strata or LMDB writes as they are (kept byte for byte).
+        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataTestSupport"], resources: [.copy("Fixtures")]),
         // Expansion and diagnostic tests of the macros (the plugin's code, run in process).
         .testTarget(
             name: "StrataMacrosTests",

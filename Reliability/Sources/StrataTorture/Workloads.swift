@@ -125,6 +125,42 @@ enum Workloads {
         return 0
     }
 
+    /// `hold-reads`: for each line of standard input naming a store directory, ends the read it holds (and closes
+    /// that store), opens the named store with the v1 model and holds a read transaction on it (`READY`); an
+    /// empty line only ends the read (`RELEASED`). Ends at the end of its input.
+    static func holdReads(_ o: Options) throws -> Int32 {
+        var held: (store: Store, release: DispatchSemaphore, done: DispatchSemaphore)?
+        func release() {
+            guard let h = held else { return }
+            h.release.signal()
+            h.done.wait()
+            h.store.close()
+            held = nil
+        }
+        while let line = readLine() {
+            release()
+            guard !line.isEmpty else { emit("RELEASED"); continue }
+            let store = try Store.open(at: URL(fileURLWithPath: line), schema: try TortureModels.v1(), configuration: o.configuration())
+            let ready = DispatchSemaphore(value: 0), releaseRead = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+            let reader = Thread {
+                let seen = (try? store.read { context -> Int in
+                    let count = try context.objects("Item").count()
+                    ready.signal()
+                    releaseRead.wait()
+                    return count
+                }) ?? -1
+                if seen < 0 { ready.signal() }
+                done.signal()
+            }
+            reader.start()
+            ready.wait()
+            held = (store, releaseRead, done)
+            emit("READY")
+        }
+        release()
+        return 0
+    }
+
     /// `write-load`: appends `--count` items from `--from` (with blobs of `--blob-size` bytes) in batches,
     /// ACK per batch; prints `RESULT map=<bytes>`.
     static func writeLoad(_ o: Options) throws -> Int32 {

@@ -10,6 +10,7 @@
 //   open         open and read everything; print OK or ERR (damaged files)
 //   open-many    open each store listed in a file, one after another (damaged files, bit flips)
 //   hold-read    keep a read snapshot open until standard input closes
+//   hold-reads   hold a read snapshot of each store named on standard input, one after another
 //   write-load   append items (large blobs with --blob-size) in batches
 //   fork-check   fork after open: the child must get usedAfterFork, the parent keep working
 //   maintain     --op backup (a backup, then its check) or --op layouts (rewrite records into current layouts)
@@ -51,6 +52,7 @@ func runTorture() -> Int32 {
         case "open": return try Workloads.open(options)
         case "open-many": return try Workloads.openMany(options)
         case "hold-read": return try Workloads.holdRead(options)
+        case "hold-reads": return try Workloads.holdReads(options)
         case "write-load": return try Workloads.writeLoad(options)
         case "fork-check": return try Workloads.forkCheck(options)
         case "maintain": return try Maintenance.run(options)

@@ -12,7 +12,7 @@ import Glibc
 ///   default, `score` indexed, `spot` reshaped (a key renamed, one removed, one added).
 /// - `v3`: `v2` with `score` widened to Int64 (every record rewritten).
 /// - `c2` (custom stage with entity mappings): every `Item` gets a required `digest` and one `Note`
-///   (`Item.notes` ↔ `Note.item`); `willMigrate` and `didMigrate` each insert a `Marker`.
+///   (`Item.notes` ↔ `Note.item`), and `score` an index; `willMigrate` and `didMigrate` each insert a `Marker`.
 /// - `s2` (custom stage with object scripts on an intermediate model): `score` becomes a string, and a
 ///   required `rank` is computed.
 public enum TortureModels {
@@ -101,7 +101,7 @@ public enum TortureModels {
             Entity("Item") {
                 Attribute("serial", .int64).unique()
                 Attribute("title", .string)
-                Attribute("score", .int16)
+                Attribute("score", .int16).indexed()
                 Attribute("when", .date)
                 Attribute("note", .string).optional()
                 Attribute("blob", .data).optional()

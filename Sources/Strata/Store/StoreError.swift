@@ -129,6 +129,8 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let needsReopen = Code("needsReopen")
         /// Any other LMDB error (see ``StoreError/lmdbCode``).
         public static let lmdb = Code("lmdb")
+        /// Strata reached a state its own code rules out: a bug in Strata, not damage to the store.
+        public static let internalInconsistency = Code("internalInconsistency")
 
         /// Whether the code is a failure of the environment (disk, memory, the map, LMDB) rather than of the
         /// request: retrying later, or after fixing the machine, can succeed with the same input.
@@ -390,6 +392,13 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// LMDB reported a fatal error (`MDB_PANIC`); the store must be opened again.
     public static let needsReopen = StoreError(.needsReopen, "LMDB reported a fatal error (MDB_PANIC); close the store and open it again.")
 
+    /// Strata reached a state its own code rules out (`what`): a bug in Strata, not damage to the store. The
+    /// transaction that found it was rolled back; the store is as its last commit left it.
+    public static func internalInconsistency(_ what: String) -> StoreError {
+        StoreError(.internalInconsistency, "Strata reached an inconsistent state (\(what)); the transaction that found it was rolled back and the store is as its last commit left it. This is a bug in Strata: please report it with the output of `strata info` and `strata plan` for the store.")
+            .with { $0.reason = what }
+    }
+
     /// Any other LMDB error.
     public static func lmdb(code: Int32, name: String, operation: String, message: String) -> StoreError {
         StoreError(.lmdb, "\(operation) failed with \(name): \(message).").with { $0.lmdbCode = code; $0.operation = operation }
@@ -402,7 +411,8 @@ public enum CorruptionReason: Sendable, Hashable, CustomStringConvertible {
     case emptyDataFile
     /// `data.mdb` is missing next to `lock.mdb`.
     case missingDataFile
-    /// `data.mdb` is shorter than its header says.
+    /// `data.mdb` ends before pages in use: it must be at least `expectedBytes` long to hold them. (A file
+    /// shorter than LMDB's last page number whose missing pages are all free is not damaged.)
     case truncated(expectedBytes: Int, actualBytes: Int)
     /// A header (meta) page is damaged.
     case invalidHeader
@@ -415,7 +425,7 @@ public enum CorruptionReason: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .emptyDataFile: "data.mdb is empty (0 bytes)"
         case .missingDataFile: "data.mdb is missing"
-        case .truncated(let expected, let actual): "data.mdb has \(actual) bytes but its header needs \(expected)"
+        case .truncated(let expected, let actual): "data.mdb has \(actual) bytes but pages in use reach byte \(expected)"
         case .invalidHeader: "a header page of data.mdb is damaged"
         case .metadata(let what): "its metadata is damaged (\(what))"
         case .structure(let what): "a page of data.mdb is damaged (\(what))"

@@ -68,6 +68,9 @@ extension Store {
         return try environment.read { txn in
             var report = VerificationReport()
             let context = ReadContext(txn: txn, model: model)
+            if case .unwrittenFreePages(let pages) = environment.dataFileTail() {
+                report.notes.append("data.mdb ends \(pages) page\(pages == 1 ? "" : "s") before LMDB's last page number: pages LMDB allocated and freed without writing them (they are on its free list; not damage)")
+            }
             if try model.meta.get(.journal, in: txn) != nil {
                 report.notes.append("a migration is in progress; the store reads as its source version")
             }

@@ -171,6 +171,11 @@ final class Child: @unchecked Sendable {
         return finishedReading
     }
 
+    /// Writes `line` and a newline to the child's standard input.
+    func send(_ line: String) {
+        try? input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
+    }
+
     /// Closes the child's standard input (children that wait on it then go on).
     func closeInput() { try? input.fileHandleForWriting.close() }
 

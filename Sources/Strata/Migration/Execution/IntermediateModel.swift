@@ -31,13 +31,13 @@ struct IntermediateModel {
         var catalog = Catalog()
         catalog.addEntity(entity)
         guard let database = catalog.entities.first?.database else {
-            throw StoreError.corrupted(path: "", reason: .metadata("intermediate model"))
+            throw StoreError.internalInconsistency("the intermediate model of \(name) has no database")
         }
         do {
             binding = try EntityBinding(position: 0, entity: entity, schema: schema, catalog: catalog,
                                         entityIndex: [name: 0], handles: [database: 0])
         } catch {
-            throw StoreError.corrupted(path: "", reason: .metadata(error.reason))
+            throw StoreError.internalInconsistency("the intermediate model of \(name): \(error.reason)")
         }
         self.entity = entity
         self.plan = plan

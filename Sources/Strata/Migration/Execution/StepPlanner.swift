@@ -196,16 +196,16 @@ enum StepPlanner {
             var sources: [Catalog.FieldSource] = []
             for a in stored {
                 guard let m = plan.attributes.first(where: { $0.name == a.name }) else {
-                    throw StoreError.corrupted(path: "", reason: .metadata("no mapping for \(destination.name).\(a.name)"))
+                    throw StoreError.internalInconsistency("no mapping for \(destination.name).\(a.name)")
                 }
                 switch m.origin {
                 case .added(let value):
                     sources.append(.constant(value))
                 case .scripted:
-                    throw StoreError.corrupted(path: "", reason: .metadata("a scripted attribute in a metadata-only step"))
+                    throw StoreError.internalInconsistency("a scripted attribute in a metadata-only step")
                 case .source(let s):
                     guard let j = source.attributes.firstIndex(of: s) else {
-                        throw StoreError.corrupted(path: "", reason: .metadata("the catalog of \(source.name) has no attribute \(s)"))
+                        throw StoreError.internalInconsistency("the catalog of \(source.name) has no attribute \(s)")
                     }
                     let original = l.sources[j]
                     if let reshape = m.reshape {
@@ -225,7 +225,7 @@ enum StepPlanner {
                         case .constant(let v):
                             sources.append(.constant(v.isNull ? (m.nullReplacement ?? .null) : RecordTranscoder.widen(v, to: a.type)))
                         case .reshaped:
-                            throw StoreError.corrupted(path: "", reason: .metadata("a widening of the codable \(destination.name).\(a.name)"))
+                            throw StoreError.internalInconsistency("a widening of the codable \(destination.name).\(a.name)")
                         }
                         continue
                     }
@@ -270,7 +270,7 @@ enum StepPlanner {
                 throw DecodeFailure("a widened field cannot be codable")
             }
         } catch let failure as DecodeFailure {
-            throw StoreError.corrupted(path: "", reason: .metadata("cannot reshape a codable default: \(failure.reason)"))
+            throw StoreError.internalInconsistency("cannot reshape a codable default: \(failure.reason)")
         }
     }
 

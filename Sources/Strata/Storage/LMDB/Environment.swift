@@ -195,19 +195,15 @@ final class Environment: @unchecked Sendable {
             throw StoreError.from(lmdb: rc, operation: "mdb_env_open", path: path, mapSize: mapSize)
         }
 
-        // A data file shorter than its header says crashes the first reader with SIGBUS: refuse it.
-        // mdb_env_info and mdb_env_stat read only the meta pages.
-        var info = MDB_envinfo()
-        var stat = MDB_stat()
-        mdb_env_info(env, &info)
-        mdb_env_stat(env, &stat)
-        let needed = (Int(info.me_last_pgno) + 1) * Int(stat.ms_psize)
-        let actual = Environment.fileSize(path + "/data.mdb")
-        if needed > actual {
+        do {
+            try Environment.checkPagesInUseArePresent(env: env, path: path)
+        } catch {
             mdb_env_close(env)
-            throw StoreError.corrupted(path: path, reason: .truncated(expectedBytes: needed, actualBytes: actual))
+            throw error
         }
 
+        var info = MDB_envinfo()
+        mdb_env_info(env, &info)
         self.pointer = env
         self.mapSize = Atomic(info.me_mapsize)
         if !configuration.readOnly {
@@ -215,6 +211,53 @@ final class Environment: @unchecked Sendable {
             mdb_reader_check(env, &dead)
             staleReadersCleared = Int(dead)
         }
+    }
+
+    /// Refuses a data file with a page *in use* beyond its end: the first reader of that page would be killed
+    /// by SIGBUS. A file shorter than its last page number whose missing pages are all free is healthy (LMDB
+    /// leaves pages it allocated and freed in one transaction unwritten, see ``DataFilePages``) and opens.
+    ///
+    /// Races with writers of other processes cannot make a healthy file look damaged: the meta page is read
+    /// before the file's size (LMDB writes a transaction's pages before the meta page that counts them), and
+    /// the free list is read under a read transaction, which keeps its pages from being reused.
+    private static func checkPagesInUseArePresent(env: OpaquePointer, path: String) throws {
+        let dataPath = path + "/data.mdb"
+        do {
+            let pages = try DataFilePages(path: dataPath)
+            let meta = try pages.newestMeta()
+            if (Int(meta.lastPage) + 1) * meta.pageSize <= (try pages.fileSize()) { return }
+            var pin: OpaquePointer?
+            let rc = mdb_txn_begin(env, nil, LMDBFlags.readOnly, &pin)
+            guard rc == 0, let pin else { throw StoreError.from(lmdb: rc, operation: "mdb_txn_begin", path: path) }
+            defer { mdb_txn_abort(pin) }
+            // A meta page that another process's commit is rewriting can be read torn: a walk that finds damage
+            // counts only when the meta page reads the same after it.
+            var attempt = 0
+            while true {
+                attempt += 1
+                let pinned = try pages.newestMeta()
+                let tail = Result { try pages.tail(of: pinned) }
+                if let found = try? tail.get(), !found.isTruncated { return }
+                if attempt < 5, try pages.newestMeta() != pinned { continue }
+                if case .truncated(let page) = try tail.get() {
+                    throw StoreError.corrupted(path: path, reason: .truncated(expectedBytes: (Int(page) + 1) * pinned.pageSize,
+                                                                              actualBytes: try pages.fileSize()))
+                }
+                return
+            }
+        } catch let failure as SystemCallError {
+            if failure.isPermissionDenied { throw StoreError.permissionDenied(path: path) }
+            throw StoreError.ioError(errno: failure.errno, operation: failure.operation)
+        } catch let damage as DataFilePages.Damage {
+            throw StoreError.corrupted(path: path, reason: .structure(damage.description))
+        }
+    }
+
+    /// How the data file ends now (see ``DataFilePages``); nil when it cannot be read. Call it inside a read
+    /// transaction, which keeps the free list's pages from being reused while they are read.
+    func dataFileTail() -> DataFilePages.Tail? {
+        guard let pages = try? DataFilePages(path: path + "/data.mdb"), let meta = try? pages.newestMeta() else { return nil }
+        return try? pages.tail(of: meta)
     }
 
     /// Creates an LMDB environment and opens it on `path` with a map of `mapSize` bytes. Returns the handle

@@ -1,0 +1,60 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A failed system call: its `errno` and what was being done.
+struct SystemCallError: Error, Sendable {
+    let errno: Int32
+    let operation: String
+
+    /// Whether the call failed for lack of permission (`EACCES`, `EPERM`).
+    var isPermissionDenied: Bool { errno == EACCES || errno == EPERM }
+}
+
+/// A file opened for positioned reads (`pread`), never mapped: what is read of a file that may be shorter
+/// than it should be (a page beyond its end read through a memory map raises SIGBUS; `pread` returns less).
+struct ReadOnlyFile: ~Copyable {
+    private let descriptor: Int32
+    let path: String
+
+    init(path: String) throws(SystemCallError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw SystemCallError(errno: errno, operation: "open \(path)") }
+        self.descriptor = fd
+        self.path = path
+    }
+
+    deinit { close(descriptor) }
+
+    /// The file's size in bytes now.
+    func size() throws(SystemCallError) -> Int {
+        var st = stat()
+        guard fstat(descriptor, &st) == 0 else { throw SystemCallError(errno: errno, operation: "fstat \(path)") }
+        return Int(st.st_size)
+    }
+
+    /// Up to `count` bytes at `offset`: fewer only where the file ends.
+    func read(count: Int, at offset: Int) throws(SystemCallError) -> [UInt8] {
+        guard count > 0, offset >= 0 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = bytes.withUnsafeMutableBytes { buffer -> Int in
+                guard let base = buffer.baseAddress else { return 0 }
+                return pread(descriptor, base + done, count - done, off_t(offset + done))
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw SystemCallError(errno: errno, operation: "pread \(path)")
+            }
+            if n == 0 { break }
+            done += n
+        }
+        if done < count { bytes.removeLast(count - done) }
+        return bytes
+    }
+}
