@@ -59,35 +59,6 @@ final class BoundModel: Sendable {
     }
 }
 
-/// Where one layout's attribute values come from, in the order of the model's attributes.
-/// (A class: it is shared, never copied, by every object and view read in the layout.)
-final class LayoutBinding: Sendable {
-    let layout: RecordLayout
-    /// One per attribute of the entity (transient attributes read their default).
-    let sources: [Catalog.FieldSource]
-    /// Field i holds attribute `fieldAttributes[i]` directly (nil when the field is not read).
-    let fieldAttributes: [Int?]
-    /// The field each attribute is read from (nil when it is a constant of the projection or transient).
-    let attributeFields: [Int?]
-    /// Every attribute is read straight from a field or is transient: no projection needed.
-    let isDirect: Bool
-    /// Each field's type code (``TypeCode``), for views that locate fields without decoding them.
-    let fieldCodes: [UInt8]
-    /// For each attribute, whether its source is a plain ``Catalog/FieldSource/field(_:)``: read in place even
-    /// when the layout is not direct, without looking at the projection.
-    let readsFieldAsIs: [Bool]
-
-    init(layout: RecordLayout, sources: [Catalog.FieldSource], fieldAttributes: [Int?], attributeFields: [Int?], isDirect: Bool) {
-        self.layout = layout
-        self.sources = sources
-        self.fieldAttributes = fieldAttributes
-        self.attributeFields = attributeFields
-        self.isDirect = isDirect
-        self.fieldCodes = layout.fieldTypes.map(TypeCode.code)
-        self.readsFieldAsIs = sources.map { if case .field = $0 { true } else { false } }
-    }
-}
-
 struct RelationshipBinding: Sendable {
     let name: String
     let position: Int
@@ -127,8 +98,8 @@ final class EntityBinding: Sendable {
     let initialValues: [Value]
     /// Attributes that must not be null when stored.
     let requiredAttributes: [Int]
-    let layouts: [LayoutBinding]
-    let current: LayoutBinding
+    let layouts: [LayoutProjection]
+    let current: LayoutProjection
     /// The attribute of each field of the current layout.
     let currentFieldAttributes: [Int]
     let relationships: [RelationshipBinding]
@@ -186,47 +157,8 @@ final class EntityBinding: Sendable {
         guard catalogToModel.count == entity.storedAttributes.count else {
             throw DecodeFailure("the catalog's attributes of \(entity.name) do not match the model")
         }
-        var layouts: [LayoutBinding] = []
-        for l in entry.layouts {
-            var sources = entity.attributes.map { Catalog.FieldSource.constant($0.isTransient ? $0.initialValue : .null) }
-            var fieldAttributes = [Int?](repeating: nil, count: l.layout.fieldTypes.count)
-            var direct = true
-            for (j, source) in l.sources.enumerated() {
-                let a = catalogToModel[j]
-                sources[a] = source
-                switch source {
-                case .field(let f):
-                    guard f < l.layout.fieldTypes.count, l.layout.fieldTypes[f] == entity.attributes[a].type else {
-                        throw DecodeFailure("layout \(l.layout.id) of \(entity.name) does not store \(entity.attributes[a].name) as \(entity.attributes[a].type.name)")
-                    }
-                    fieldAttributes[f] = a
-                case .fieldOrDefault(let f, _):
-                    guard f < l.layout.fieldTypes.count, l.layout.fieldTypes[f] == entity.attributes[a].type else {
-                        throw DecodeFailure("layout \(l.layout.id) of \(entity.name) does not store \(entity.attributes[a].name) as \(entity.attributes[a].type.name)")
-                    }
-                    fieldAttributes[f] = a
-                    direct = false
-                case .converted(let f, _):
-                    guard f < l.layout.fieldTypes.count, l.layout.fieldTypes[f].widens(to: entity.attributes[a].type) else {
-                        throw DecodeFailure("layout \(l.layout.id) of \(entity.name) cannot widen a field to \(entity.attributes[a].name) as \(entity.attributes[a].type.name)")
-                    }
-                    fieldAttributes[f] = a
-                    direct = false
-                case .reshaped(let f, _, _):
-                    guard f < l.layout.fieldTypes.count, case .codable = l.layout.fieldTypes[f], case .codable = entity.attributes[a].type else {
-                        throw DecodeFailure("layout \(l.layout.id) of \(entity.name) reshapes a field that is not codable into \(entity.attributes[a].name)")
-                    }
-                    fieldAttributes[f] = a
-                    direct = false
-                case .constant:
-                    direct = false
-                }
-            }
-            var attributeFields = [Int?](repeating: nil, count: entity.attributes.count)
-            for (f, a) in fieldAttributes.enumerated() { if let a { attributeFields[a] = f } }
-            layouts.append(LayoutBinding(layout: l.layout, sources: sources, fieldAttributes: fieldAttributes,
-                                         attributeFields: attributeFields, isDirect: direct))
-        }
+        var layouts: [LayoutProjection] = []
+        for l in entry.layouts { layouts.append(try LayoutProjection(entry: l, entity: entity, catalogToModel: catalogToModel)) }
         guard let current = layouts.first(where: { $0.layout.id == entry.currentLayout }),
               current.isDirect, !current.fieldAttributes.contains(nil) else {
             throw DecodeFailure("the current layout of \(entity.name) is missing or not direct")
@@ -289,7 +221,7 @@ final class EntityBinding: Sendable {
         return attributeIndex[name]
     }
 
-    func layout(_ id: UInt32) -> LayoutBinding? {
+    func layout(_ id: UInt32) -> LayoutProjection? {
         if current.layout.id == id { return current }
         return layouts.first { $0.layout.id == id }
     }

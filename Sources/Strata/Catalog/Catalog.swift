@@ -2,9 +2,10 @@
 ///
 /// The catalog is what makes metadata-only migrations possible: records are never rewritten for a rename,
 /// an added optional or defaulted attribute, or a removed attribute. Instead each physical layout keeps a
-/// *projection*: for every attribute of the current model, where its value comes from — a field of the
-/// layout, that field with a default for null, or a constant captured when the migration ran (so a default
-/// changed later never rewrites history). New records are written in the entity's current layout.
+/// *projection*: for every attribute of the current model, where its value comes from (a ``FieldSource``: a
+/// field of the layout, that field with a default for null, widened or reshaped, or a constant captured when the
+/// migration ran, so a default changed later never rewrites history). New records are written in the entity's
+/// current layout.
 ///
 /// Names of LMDB databases carry a generation number, so that a migration can build new databases beside
 /// the old ones and switch to them in one transaction.
@@ -34,30 +35,6 @@ struct Catalog: Sendable, Equatable {
         var layout: RecordLayout
         /// For each of the entity's `attributes`, where its value comes from in a record of this layout.
         var sources: [FieldSource]
-    }
-
-    /// Where an attribute's value comes from in a record of some layout.
-    enum FieldSource: Sendable, Equatable {
-        /// The value of field `index` (of the attribute's own type).
-        case field(Int)
-        /// The value of field `index`, or `default` when that field is null (an attribute made required).
-        case fieldOrDefault(Int, Value)
-        /// Always this value (an attribute added after the record was written; null for optional ones).
-        case constant(Value)
-        /// The value of field `index`, widened to the attribute's type (an `Int32` field read as `Int64`, a
-        /// `Float` as a `Double`), or `default` when that field is null: a widening that changed metadata only.
-        case converted(Int, default: Value?)
-        /// The JSON of codable field `index`, reshaped to the attribute's ``CodableShape``, or `default` when
-        /// that field is null: a change of a codable value's shape that changed metadata only.
-        case reshaped(Int, CodableReshape, default: Value?)
-
-        /// The field this source reads, if any.
-        var field: Int? {
-            switch self {
-            case .field(let i), .fieldOrDefault(let i, _), .converted(let i, _), .reshaped(let i, _, _): i
-            case .constant: nil
-            }
-        }
     }
 
     struct RelationshipEntry: Sendable, Equatable {

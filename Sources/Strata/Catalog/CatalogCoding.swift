@@ -7,15 +7,9 @@ extension Catalog {
     /// catalog older versions of Strata could not read says so by its version.
     static let formatVersion: UInt8 = 3
 
-    private func usesSource(_ matches: (FieldSource) -> Bool) -> Bool {
-        entities.contains { e in e.layouts.contains { l in l.sources.contains(where: matches) } }
-    }
-
     /// The oldest format that holds every source of this catalog.
     var requiredFormat: UInt8 {
-        if usesSource({ if case .reshaped = $0 { true } else { false } }) { return 3 }
-        if usesSource({ if case .converted = $0 { true } else { false } }) { return 2 }
-        return 1
+        entities.lazy.flatMap { $0.layouts }.flatMap { $0.sources }.map(\.requiredCatalogFormat).max() ?? 1
     }
 
     func encoded() -> [UInt8] {
@@ -36,21 +30,7 @@ extension Catalog {
                 w.varint(UInt64(l.layout.id))
                 w.varint(l.layout.fieldTypes.count)
                 for t in l.layout.fieldTypes { TypeCode.write(t, to: &w) }
-                for source in l.sources {
-                    switch source {
-                    case .field(let i):
-                        w.u8(1); w.varint(i)
-                    case .fieldOrDefault(let i, let v):
-                        w.u8(2); w.varint(i); FieldCodec.encodeTagged(v, into: &w)
-                    case .constant(let v):
-                        w.u8(3); FieldCodec.encodeTagged(v, into: &w)
-                    case .converted(let i, let d):
-                        w.u8(4); w.varint(i); FieldCodec.encodeTagged(d ?? .null, into: &w)
-                    case .reshaped(let i, let reshape, let d):
-                        w.u8(5); w.varint(i); FieldCodec.encodeTagged(d ?? .null, into: &w)
-                        reshape.encode(into: &w)
-                    }
-                }
+                for source in l.sources { source.encode(into: &w) }
             }
         }
         w.varint(relationships.count)
@@ -94,33 +74,7 @@ extension Catalog {
                 let id = try tag()
                 var types: [AttributeType] = []
                 for _ in 0..<(try r.count(limit: limit)) { types.append(try TypeCode.read(from: &r)) }
-                var sources: [FieldSource] = []
-                for _ in attributes {
-                    switch try r.u8() {
-                    case 1:
-                        guard !types.isEmpty else { throw DecodeFailure("field source in an empty layout") }
-                        let i = try r.count(limit: types.count - 1)
-                        sources.append(.field(i))
-                    case 2:
-                        guard !types.isEmpty else { throw DecodeFailure("field source in an empty layout") }
-                        let i = try r.count(limit: types.count - 1)
-                        sources.append(.fieldOrDefault(i, try FieldCodec.decodeTagged(from: &r)))
-                    case 3:
-                        sources.append(.constant(try FieldCodec.decodeTagged(from: &r)))
-                    case 4 where version >= 2:
-                        guard !types.isEmpty else { throw DecodeFailure("field source in an empty layout") }
-                        let i = try r.count(limit: types.count - 1)
-                        let d = try FieldCodec.decodeTagged(from: &r)
-                        sources.append(.converted(i, default: d.isNull ? nil : d))
-                    case 5 where version >= 3:
-                        guard !types.isEmpty else { throw DecodeFailure("field source in an empty layout") }
-                        let i = try r.count(limit: types.count - 1)
-                        let d = try FieldCodec.decodeTagged(from: &r)
-                        sources.append(.reshaped(i, try CodableReshape(decoding: &r), default: d.isNull ? nil : d))
-                    case let c:
-                        throw DecodeFailure("unknown field source \(c)")
-                    }
-                }
+                let sources = try attributes.map { _ in try FieldSource(decoding: &r, fieldCount: types.count, catalogFormat: version) }
                 layouts.append(LayoutEntry(layout: RecordLayout(id: id, fieldTypes: types), sources: sources))
             }
             entities.append(EntityEntry(tag: entityTag, name: name, database: database, attributes: attributes,

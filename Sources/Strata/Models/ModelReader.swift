@@ -14,42 +14,23 @@ public struct ModelReader {
     let context: ReadContext?
     /// The object's identifier.
     public let objectID: ObjectID
-    private let layout: LayoutBinding
-    private var reader: BinaryReader
-    private let bitmap: UnsafeRawBufferPointer
-    private let fieldsStart: Int
-    private var nextField = 0
-    /// Set for records read through a projection: the attribute values, by slot.
+    /// The stored record (nil for decoded values).
+    private var record: RecordFields?
+    /// The attribute values, by slot, for an object of the dynamic API.
     private let values: [Value]?
 
-    /// A reader over a stored record: checks its checksum and format, and decodes it through its layout's
-    /// projection when the layout is not direct.
+    /// A reader over a stored record: checks its checksum and format; attributes are then read through its
+    /// layout's projection (see ``RecordFields``).
     init(record bytes: UnsafeRawBufferPointer, id: UInt64, binding: EntityBinding, context: ReadContext?) throws {
-        // Every part is computed first and stored once: a reader built in a `do` block is copied (and its
-        // references retained and released) for every record.
-        let (layout, reader, bitmap) = try Self.open(bytes, id: id, binding: binding)
+        do {
+            record = try RecordFields(bytes, id: id, entity: binding)
+        } catch {
+            throw StoreError.corruptedRecord(entity: binding.name, id: ObjectID(rawValue: id), reason: error.reason)
+        }
         self.binding = binding
         self.context = context
         self.objectID = ObjectID(rawValue: id)
-        self.layout = layout
-        self.bitmap = bitmap
-        self.fieldsStart = reader.offset
-        self.reader = reader
         self.values = nil
-    }
-
-    /// Checks a record's checksum and format; its layout, a reader at its first field, and its null bitmap.
-    @inline(__always)
-    private static func open(_ bytes: UnsafeRawBufferPointer, id: UInt64,
-                             binding: EntityBinding) throws -> (LayoutBinding, BinaryReader, UnsafeRawBufferPointer) {
-        do {
-            var (layoutID, r) = try RecordCodec.open(bytes, entityTag: binding.tag, id: id)
-            guard let layout = binding.layout(layoutID) else { throw DecodeFailure("unknown layout \(layoutID)") }
-            let bitmap = try r.bytes(layout.layout.bitmapSize)
-            return (layout, r, bitmap)
-        } catch let failure as DecodeFailure {
-            throw StoreError.corruptedRecord(entity: binding.name, id: ObjectID(rawValue: id), reason: failure.reason)
-        }
     }
 
     /// A reader over attribute values already decoded (an object of the dynamic API).
@@ -57,10 +38,7 @@ public struct ModelReader {
         self.binding = binding
         self.context = context
         self.objectID = id
-        self.layout = binding.current
-        self.bitmap = UnsafeRawBufferPointer(start: nil, count: 0)
-        self.fieldsStart = 0
-        self.reader = BinaryReader(UnsafeRawBufferPointer(start: nil, count: 0))
+        self.record = nil
         self.values = values
     }
 
@@ -70,64 +48,15 @@ public struct ModelReader {
 
     /// Checks that nothing follows the record's last field (after every attribute was read).
     mutating func finish() throws {
-        guard values == nil else { return }
         do {
-            try skipFields(upTo: layout.fieldCodes.count)
-            guard reader.isAtEnd else { throw DecodeFailure("\(reader.remaining) bytes after the last field") }
-        } catch let failure as DecodeFailure {
-            throw corrupted(failure.reason)
-        }
-    }
-
-    private mutating func skipFields(upTo field: Int) throws(DecodeFailure) {
-        let codes = layout.fieldCodes
-        do {
-            while nextField < field {
-                if !isNull(nextField) { _ = try FieldCodec.skip(code: codes[nextField], in: &reader) }
-                nextField += 1
-            }
-        } catch let failure as DecodeFailure {
-            throw failure
-        } catch {
-            throw DecodeFailure("\(error)")
-        }
-    }
-
-    @inline(__always)
-    private func isNull(_ field: Int) -> Bool {
-        bitmap[field >> 3] & (UInt8(1) << UInt8(field & 7)) != 0
-    }
-
-    /// Positions the reader at the field of `slot`; false when the field is null.
-    @inline(__always)
-    private mutating func locate(_ slot: Int, code: UInt8) throws -> Bool {
-        guard slot < layout.attributeFields.count, let f = layout.attributeFields[slot] else {
-            throw corrupted("attribute \(slot) has no field")
-        }
-        guard layout.fieldCodes[f] == code else {
-            throw StoreError.typeMismatch(expected: "a field of type code \(code) for \(binding.name).\(binding.attributeNames[slot])",
-                                          actual: "type code \(layout.fieldCodes[f])")
-        }
-        return try locate(field: f)
-    }
-
-    /// Positions the reader at field `f`; false when the field is null.
-    @inline(__always)
-    private mutating func locate(field f: Int) throws -> Bool {
-        if f < nextField {
-            reader.offset = fieldsStart
-            nextField = 0
-        }
-        do {
-            try skipFields(upTo: f)
+            try record?.checkEnd()
         } catch {
             throw corrupted(error.reason)
         }
-        nextField = f + 1
-        return !isNull(f)
     }
 
-    /// Reads slot `slot` with `decode` in place, or converts its decoded value with `convert`.
+    /// Reads slot `slot`: in place from a field of type code `code` with `decode`, or, for decoded values and
+    /// attributes an older layout projects, converted from a ``Value`` with `convert`. Nil when null.
     @inline(__always)
     private mutating func read<T>(_ slot: Int, code: UInt8, _ decode: (inout BinaryReader) throws -> T,
                                   _ convert: (Value) -> T?) throws -> T? {
@@ -141,62 +70,19 @@ public struct ModelReader {
             }
             return converted
         }
-        if !layout.isDirect && !(slot < layout.readsFieldAsIs.count && layout.readsFieldAsIs[slot]) {
-            return try readProjected(slot, code: code, decode, convert)
-        }
-        guard try locate(slot, code: code) else { return nil }
+        guard slot < binding.attributeTypes.count else { throw corrupted("attribute \(slot) is missing") }
         do {
-            return try decode(&reader)
-        } catch let failure as DecodeFailure {
-            throw corrupted(failure.reason)
-        }
-    }
-
-    /// Reads slot `slot` of a record of an older layout, as its layout's projection says.
-    private mutating func readProjected<T>(_ slot: Int, code: UInt8, _ decode: (inout BinaryReader) throws -> T,
-                                           _ convert: (Value) -> T?) throws -> T? {
-        guard slot < layout.sources.count else { throw corrupted("attribute \(slot) is missing") }
-        func converted(_ value: Value) throws -> T? {
-            if value.isNull { return nil }
-            guard let result = convert(value) else {
+            return try record?.read(slot, of: binding, code: code, decode: decode, fromValue: convert) ?? nil
+        } catch {
+            switch error {
+            case .damaged(let failure):
+                throw corrupted(failure.reason)
+            case .wrongType(let actual):
+                throw StoreError.typeMismatch(expected: "a field of type code \(code) for \(binding.name).\(binding.attributeNames[slot])",
+                                              actual: "type code \(actual)")
+            case .notConvertible(let value):
                 throw StoreError.invalidValue(entity: binding.name, attribute: binding.attributeNames[slot],
                                               expected: "\(T.self)", actual: value.caseName).about(objectID)
-            }
-            return result
-        }
-        switch layout.sources[slot] {
-        case .constant(let value):
-            return try converted(value)
-        case .field, .fieldOrDefault:
-            guard try locate(slot, code: code) else {
-                if case .fieldOrDefault(_, let fallback) = layout.sources[slot] { return try converted(fallback) }
-                return nil
-            }
-            do {
-                return try decode(&reader)
-            } catch let failure as DecodeFailure {
-                throw corrupted(failure.reason)
-            }
-        case .converted(let f, let fallback):
-            // A narrower field: decoded with its own type, widened to the attribute's.
-            guard f < layout.layout.fieldTypes.count, slot < binding.attributeTypes.count else { throw corrupted("attribute \(slot) has no field") }
-            guard try locate(field: f) else { return try fallback.map(converted) ?? nil }
-            let value: Value
-            do {
-                value = try FieldCodec.decode(layout.layout.fieldTypes[f], from: &reader)
-            } catch let failure as DecodeFailure {
-                throw corrupted(failure.reason)
-            } catch {
-                throw corrupted("\(error)")
-            }
-            return try converted(RecordTranscoder.widen(value, to: binding.attributeTypes[slot]))
-        case .reshaped(let f, let reshape, let fallback):
-            // Codable JSON of an older shape, reshaped to the attribute's.
-            guard try locate(field: f) else { return try fallback.map(converted) ?? nil }
-            do {
-                return try converted(.codable(try reshape.apply(toJSON: Data(try reader.lengthPrefixed()))))
-            } catch let failure as DecodeFailure {
-                throw corrupted(failure.reason)
             }
         }
     }

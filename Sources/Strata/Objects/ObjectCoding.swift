@@ -13,62 +13,10 @@ extension EntityBinding {
     /// into the same array when the caller keeps none of them).
     func decodeValues(_ bytes: UnsafeRawBufferPointer, id: UInt64, into values: inout [Value]) throws {
         do {
-            var (layoutID, r) = try RecordCodec.open(bytes, entityTag: tag, id: id)
-            guard let binding = layout(layoutID) else {
-                throw DecodeFailure("unknown layout \(layoutID)")
-            }
-            let codes = binding.fieldCodes
-            let bitmap = try r.bytes(binding.layout.bitmapSize)
-            let count = initialValues.count
-            if count <= 64 {
-                // Attributes start null and fields overwrite theirs; those no field filled take their initial
-                // value afterwards. (Starting from a copy of `initialValues` would copy it at the first write.)
-                if values.count != count {
-                    values = []
-                    values.reserveCapacity(count)
-                    for _ in 0..<count { values.append(.null) }
-                }
-                var filled: UInt64 = 0
-                for i in 0..<codes.count {
-                    let isNull = bitmap[i >> 3] & (UInt8(1) << UInt8(i & 7)) != 0
-                    if let a = binding.fieldAttributes[i] {
-                        values[a] = isNull ? .null : try FieldCodec.decode(code: codes[i], from: &r)
-                        filled |= UInt64(1) << UInt64(a)
-                    } else if !isNull {
-                        _ = try FieldCodec.skip(code: codes[i], in: &r)
-                    }
-                }
-                let all: UInt64 = count == 64 ? .max : (UInt64(1) << UInt64(count)) - 1
-                if filled != all {
-                    for a in 0..<count where filled & (UInt64(1) << UInt64(a)) == 0 { values[a] = initialValues[a] }
-                }
-            } else {
-                values = initialValues
-                for i in 0..<codes.count {
-                    let isNull = bitmap[i >> 3] & (UInt8(1) << UInt8(i & 7)) != 0
-                    if let a = binding.fieldAttributes[i] {
-                        values[a] = isNull ? .null : try FieldCodec.decode(code: codes[i], from: &r)
-                    } else if !isNull {
-                        _ = try FieldCodec.skip(code: codes[i], in: &r)
-                    }
-                }
-            }
-            guard r.isAtEnd else { throw DecodeFailure("\(r.remaining) bytes after the last field") }
-            if !binding.isDirect {
-                for (a, source) in binding.sources.enumerated() {
-                    switch source {
-                    case .field: break
-                    case .fieldOrDefault(_, let value): if values[a].isNull { values[a] = value }
-                    case .constant(let value): values[a] = value
-                    case .converted(_, let value):
-                        values[a] = values[a].isNull ? (value ?? .null) : RecordTranscoder.widen(values[a], to: attributeTypes[a])
-                    case .reshaped(_, let reshape, let value):
-                        values[a] = values[a].isNull ? (value ?? .null) : try reshape.apply(to: values[a])
-                    }
-                }
-            }
-        } catch let failure as DecodeFailure {
-            throw StoreError.corruptedRecord(entity: name, id: ObjectID(rawValue: id), reason: failure.reason)
+            var record = try RecordFields(bytes, id: id, entity: self)
+            try record.decodeAll(of: self, into: &values)
+        } catch {
+            throw StoreError.corruptedRecord(entity: name, id: ObjectID(rawValue: id), reason: error.reason)
         }
     }
 

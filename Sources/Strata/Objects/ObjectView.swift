@@ -21,11 +21,10 @@ import Foundation
 public final class ObjectView {
     let binding: EntityBinding
     // Only the thread running the scan touches a view: no dynamic exclusivity checks on these.
-    @exclusivity(unchecked) private var bytes = UnsafeRawBufferPointer(start: nil, count: 0)
-    @exclusivity(unchecked) private var layout: LayoutBinding
-    /// Start and end of each field in `bytes` (-1 for a null field), in one buffer reused for every record.
-    @exclusivity(unchecked) private var offsets: UnsafeMutablePointer<Int>
-    @exclusivity(unchecked) private var capacity: Int
+    /// The record shown, read through the one record reader; nil before the first record.
+    @exclusivity(unchecked) private var record: RecordFields?
+    /// Each field's start in the record (-1 for a null field), in one buffer reused for every record.
+    private let offsets: UnsafeMutablePointer<Int>
     @exclusivity(unchecked) private var valid = false
     @exclusivity(unchecked) private var hint = 0
     /// The object's identifier.
@@ -33,9 +32,7 @@ public final class ObjectView {
 
     init(binding: EntityBinding) {
         self.binding = binding
-        self.layout = binding.current
-        capacity = max(1, binding.layouts.map(\.layout.fieldTypes.count).max() ?? 1)
-        offsets = .allocate(capacity: 2 * capacity)
+        offsets = .allocate(capacity: RecordFields.fieldCapacity(of: binding))
     }
 
     deinit { offsets.deallocate() }
@@ -43,47 +40,17 @@ public final class ObjectView {
     /// The name of the object's entity.
     public var entityName: String { binding.name }
 
-    /// Points the view at a record (after verifying its checksum and locating its fields).
-    func show(_ record: UnsafeRawBufferPointer, id: UInt64) throws {
+    /// Points the view at a record, after verifying its checksum and locating every field (a damaged record
+    /// throws here, before the closure sees it).
+    func show(_ bytes: UnsafeRawBufferPointer, id: UInt64) throws {
         valid = false
         do {
-            var (layoutID, r) = try RecordCodec.open(record, entityTag: binding.tag, id: id)
-            if layoutID != layout.layout.id {
-                guard let l = binding.layout(layoutID) else { throw DecodeFailure("unknown layout \(layoutID)") }
-                layout = l
-            }
-            let codes = layout.fieldCodes
-            let bitmap = try r.bytes(layout.layout.bitmapSize)
-            if codes.count > capacity {
-                offsets.deallocate()
-                capacity = codes.count
-                offsets = .allocate(capacity: 2 * capacity)
-            }
-            for i in 0..<codes.count {
-                if bitmap[i >> 3] & (UInt8(1) << UInt8(i & 7)) != 0 {
-                    offsets[2 * i] = -1
-                    offsets[2 * i + 1] = -1
-                    continue
-                }
-                offsets[2 * i] = r.offset
-                switch codes[i] {
-                case 1, 4, 8: try r.skip(8)
-                case 2, 5: try r.skip(4)
-                case 3: try r.skip(2)
-                case 6:
-                    if try r.u8() > 1 { throw DecodeFailure("invalid Boolean byte") }
-                case 10: try r.skip(16)
-                default: _ = try r.lengthPrefixed()
-                }
-                offsets[2 * i + 1] = r.offset
-            }
-            guard r.isAtEnd else { throw DecodeFailure("\(r.remaining) bytes after the last field") }
-        } catch let failure as DecodeFailure {
-            throw StoreError.corruptedRecord(entity: binding.name, id: ObjectID(rawValue: id), reason: failure.reason)
+            var fields = try RecordFields(bytes, id: id, entity: binding, offsets: offsets)
+            try fields.checkEnd()
+            record = fields
         } catch {
-            throw StoreError.corruptedRecord(entity: binding.name, id: ObjectID(rawValue: id), reason: "\(error)")
+            throw StoreError.corruptedRecord(entity: binding.name, id: ObjectID(rawValue: id), reason: error.reason)
         }
-        bytes = record
         self.id = ObjectID(rawValue: id)
         valid = true
     }
@@ -103,22 +70,18 @@ public final class ObjectView {
         return a
     }
 
-    /// The field of attribute `a` and its type code, or nil when the attribute is not in a field (null, or
-    /// a constant of the layout's projection).
+    /// The start of attribute `a`'s field and its type code, or nil when the attribute is not in a field as it
+    /// is stored (null, or a constant, default, widening or reshape of the layout's projection).
     @inline(__always)
-    private func field(_ a: Int) -> (start: Int, end: Int, code: UInt8)? {
-        guard let f = layout.attributeFields[a], offsets[2 * f] >= 0 else { return nil }
-        return (offsets[2 * f], offsets[2 * f + 1], layout.fieldCodes[f])
+    private func field(_ a: Int) throws -> (start: Int, code: UInt8)? {
+        guard let projection = record?.projection, projection.readsFieldAsIs[a], let f = projection.attributeFields[a] else { return nil }
+        let start: Int?
+        do { start = try record?.offset(ofField: f) ?? nil } catch { throw corrupted(error.reason) }
+        return start.map { ($0, projection.fieldCodes[f]) }
     }
 
-    /// The value of attribute `a` when it is not in a field: the projection's constant, default, or null.
-    private func projected(_ a: Int) -> Value {
-        switch layout.sources[a] {
-        case .constant(let v), .fieldOrDefault(_, let v): return v
-        case .converted(_, let v), .reshaped(_, _, let v): return v ?? .null
-        case .field: return .null
-        }
-    }
+    /// The record's bytes.
+    private var bytes: UnsafeRawBufferPointer { record?.bytes ?? UnsafeRawBufferPointer(start: nil, count: 0) }
 
     /// A value that is not read in place: nil when null, else `extract`'s result or a type mismatch.
     private func converted<T>(_ v: Value, expected: String, _ extract: (Value) -> T?) throws -> T? {
@@ -134,15 +97,10 @@ public final class ObjectView {
     /// The value of an attribute.
     public func value(_ attribute: String) throws -> Value {
         let a = try position(attribute)
-        guard let f = field(a) else { return projected(a) }
-        var r = BinaryReader(UnsafeRawBufferPointer(rebasing: bytes[f.start..<f.end]))
-        let value: Value
-        do { value = try FieldCodec.decode(code: f.code, from: &r) } catch { throw corrupted("\(error)") }
-        switch layout.sources[a] {
-        case .converted: return RecordTranscoder.widen(value, to: binding.attributeTypes[a])
-        case .reshaped(_, let reshape, _):
-            do { return try reshape.apply(to: value) } catch { throw corrupted(error.reason) }
-        default: return value
+        do {
+            return try record?.value(of: a, type: binding.attributeTypes[a]) ?? .null
+        } catch {
+            throw corrupted(error.reason)
         }
     }
 
@@ -150,8 +108,9 @@ public final class ObjectView {
     /// text, the JSON of Codable values); returns nil when the attribute is null.
     public func withBytes<T>(of attribute: String, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
         let a = try position(attribute)
-        guard let f = field(a) else {
-            switch projected(a) {
+        guard let f = try field(a) else {
+            // Not stored as it reads (null, or a constant, default or reshape of the layout's projection).
+            switch try value(attribute) {
             case .null: return nil
             case .string(let s): return try Array(s.utf8).withUnsafeBytes(body)
             case .url(let u): return try Array(u.absoluteString.utf8).withUnsafeBytes(body)
@@ -160,15 +119,11 @@ public final class ObjectView {
             case let v: throw StoreError.typeMismatch(expected: "a string, URL, data, decimal or Codable attribute", actual: v.caseName)
             }
         }
-        if case .reshaped = layout.sources[a] {
-            // JSON of an older shape: handed over as the current shape reads it.
-            guard case .codable(let data) = try value(attribute) else { return nil }
-            return try data.withUnsafeBytes(body)
-        }
         guard [7, 9, 11, 12, 13].contains(f.code) else {
             throw StoreError.typeMismatch(expected: "a string, URL, data, decimal or Codable attribute", actual: binding.attributeTypes[a].name)
         }
-        var r = BinaryReader(UnsafeRawBufferPointer(rebasing: bytes[f.start..<f.end]))
+        var r = BinaryReader(bytes)
+        r.offset = f.start
         let payload: UnsafeRawBufferPointer
         do { payload = try r.lengthPrefixed() } catch { throw corrupted("\(error)") }
         return try body(payload)
@@ -177,7 +132,7 @@ public final class ObjectView {
     /// An integer attribute of any width, or nil when null.
     public func int64(_ attribute: String) throws -> Int64? {
         let a = try position(attribute)
-        guard let f = field(a) else { return try converted(projected(a), expected: "an integer attribute") { $0.int64Value } }
+        guard let f = try field(a) else { return try converted(value(attribute), expected: "an integer attribute") { $0.int64Value } }
         switch f.code {
         case 1: return Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: f.start, as: Int64.self))
         case 2: return Int64(Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: f.start, as: Int32.self)))
@@ -194,15 +149,15 @@ public final class ObjectView {
     /// A UUID attribute, or nil when null.
     public func uuid(_ attribute: String) throws -> UUID? {
         let a = try position(attribute)
-        guard let f = field(a) else { return try converted(projected(a), expected: "a UUID attribute") { $0.uuidValue } }
+        guard let f = try field(a) else { return try converted(value(attribute), expected: "a UUID attribute") { $0.uuidValue } }
         guard f.code == 10 else { throw StoreError.typeMismatch(expected: "a UUID attribute", actual: binding.attributeTypes[a].name) }
-        return UUID(bytes: UnsafeRawBufferPointer(rebasing: bytes[f.start..<f.end]))
+        return UUID(bytes: UnsafeRawBufferPointer(rebasing: bytes[f.start..<(f.start + 16)]))
     }
 
     /// A date attribute, or nil when null.
     public func date(_ attribute: String) throws -> Date? {
         let a = try position(attribute)
-        guard let f = field(a) else { return try converted(projected(a), expected: "a date attribute") { $0.dateValue } }
+        guard let f = try field(a) else { return try converted(value(attribute), expected: "a date attribute") { $0.dateValue } }
         guard f.code == 8 else { throw StoreError.typeMismatch(expected: "a date attribute", actual: binding.attributeTypes[a].name) }
         let bits = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: f.start, as: UInt64.self))
         return Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits))

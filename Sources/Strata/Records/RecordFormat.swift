@@ -23,13 +23,6 @@ enum RecordFormat {
     static let maximumSize = 1 << 30
 }
 
-/// A physical layout: the types of a record's fields, in order. Immutable once records use it.
-struct RecordLayout: Sendable, Hashable {
-    let id: UInt32
-    let fieldTypes: [AttributeType]
-    var bitmapSize: Int { (fieldTypes.count + 7) / 8 }
-}
-
 /// Type codes used in the catalog's binary form and for tagged values.
 enum TypeCode {
     static func code(_ type: AttributeType) -> UInt8 {

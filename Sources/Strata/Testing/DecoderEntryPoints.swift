@@ -39,7 +39,7 @@ public enum DecoderEntryPoints {
             let attributes = RecordFixture.attributeTypes.map { name, type in Attribute(name, type, isOptional: true) }
             let schema = try Schema("fixture", entities: [Entity("Wide", attributes: attributes, relationships: [])])
             let names = RecordFixture.attributeTypes.map(\.0)
-            var oldSources: [Catalog.FieldSource] = (0..<13).map { .field($0) }
+            var oldSources: [FieldSource] = (0..<13).map { .field($0) }
             oldSources[2] = .fieldOrDefault(2, .int16(7))
             oldSources.append(.constant(.string("added later")))
             let old = Catalog.LayoutEntry(layout: RecordLayout(id: 1, fieldTypes: RecordFixture.oldLayoutTypes), sources: oldSources)

@@ -155,7 +155,7 @@ public class MigrationContext {
         let program = try runner.inference(for: source.binding)
         var values = program.destination.initialValues
         for step in program.steps {
-            var v = RecordTranscoder.convert(source.values[step.source], step.conversion)
+            var v = Widening.convert(source.values[step.source], step.conversion)
             if v.isNull, let r = step.nullReplacement { v = r }
             values[step.destination] = v
         }

@@ -59,7 +59,7 @@ struct IntermediateModel {
                 }
             case .source(let s):
                 guard let p = sourceBinding.attributeIndex[s] else { continue }
-                var v = RecordTranscoder.convert(sourceValues[p], m.conversion)
+                var v = Widening.convert(sourceValues[p], m.conversion)
                 if v.isNull, let r = m.nullReplacement { v = r }
                 values[i] = v
             }

@@ -193,7 +193,7 @@ enum StepPlanner {
         let stored = destination.storedAttributes
         var layouts: [Catalog.LayoutEntry] = []
         for l in source.layouts {
-            var sources: [Catalog.FieldSource] = []
+            var sources: [FieldSource] = []
             for a in stored {
                 guard let m = plan.attributes.first(where: { $0.name == a.name }) else {
                     throw StoreError.internalInconsistency("no mapping for \(destination.name).\(a.name)")
@@ -207,35 +207,7 @@ enum StepPlanner {
                     guard let j = source.attributes.firstIndex(of: s) else {
                         throw StoreError.internalInconsistency("the catalog of \(source.name) has no attribute \(s)")
                     }
-                    let original = l.sources[j]
-                    if let reshape = m.reshape {
-                        sources.append(try composedReshape(original, reshape, nullReplacement: m.nullReplacement))
-                        continue
-                    }
-                    let widened: Bool = { if case .converted = original { return true }; return m.conversion != nil }()
-                    if widened {
-                        // The field keeps its type and is widened when read (composing with earlier widenings).
-                        switch original {
-                        case .field(let i):
-                            sources.append(.converted(i, default: m.nullReplacement))
-                        case .fieldOrDefault(let i, let d):
-                            sources.append(.converted(i, default: RecordTranscoder.widen(d, to: a.type)))
-                        case .converted(let i, let d):
-                            sources.append(.converted(i, default: d.map { RecordTranscoder.widen($0, to: a.type) } ?? m.nullReplacement))
-                        case .constant(let v):
-                            sources.append(.constant(v.isNull ? (m.nullReplacement ?? .null) : RecordTranscoder.widen(v, to: a.type)))
-                        case .reshaped:
-                            throw StoreError.internalInconsistency("a widening of the codable \(destination.name).\(a.name)")
-                        }
-                        continue
-                    }
-                    switch (original, m.nullReplacement) {
-                    case (_, nil): sources.append(original)
-                    case (.field(let i), let r?): sources.append(.fieldOrDefault(i, r))
-                    case (.reshaped(let i, let r, let d), let n?): sources.append(.reshaped(i, r, default: d ?? n))
-                    case (.fieldOrDefault, _), (.converted, _): sources.append(original)
-                    case (.constant(let v), let r?): sources.append(.constant(v.isNull ? r : v))
-                    }
+                    sources.append(try l.sources[j].composed(with: m, to: a.type))
                 }
             }
             layouts.append(Catalog.LayoutEntry(layout: l.layout, sources: sources))
@@ -250,28 +222,6 @@ enum StepPlanner {
         }
         return Catalog.EntityEntry(tag: source.tag, name: destination.name, database: source.database,
                                    attributes: stored.map(\.name), layouts: layouts, currentLayout: current)
-    }
-
-    /// A source of a codable attribute followed by a step's reshape (and its null replacement, given in the
-    /// destination's shape).
-    private static func composedReshape(_ original: Catalog.FieldSource, _ reshape: CodableReshape,
-                                        nullReplacement: Value?) throws -> Catalog.FieldSource {
-        do {
-            switch original {
-            case .field(let i):
-                return .reshaped(i, reshape, default: nullReplacement)
-            case .fieldOrDefault(let i, let d):
-                return .reshaped(i, reshape, default: try reshape.apply(to: d))
-            case .reshaped(let i, let earlier, let d):
-                return .reshaped(i, earlier.followed(by: reshape), default: try d.map { try reshape.apply(to: $0) } ?? nullReplacement)
-            case .constant(let v):
-                return .constant(v.isNull ? (nullReplacement ?? .null) : try reshape.apply(to: v))
-            case .converted:
-                throw DecodeFailure("a widened field cannot be codable")
-            }
-        } catch let failure as DecodeFailure {
-            throw StoreError.internalInconsistency("cannot reshape a codable default: \(failure.reason)")
-        }
     }
 
     private static func isDirectBijection(_ entry: Catalog.LayoutEntry, _ stored: [Attribute]) -> Bool {

@@ -50,49 +50,6 @@ struct RecordTranscoder {
         }
     }
 
-    /// A numeric widening from one fixed-width field to another.
-    enum Widening {
-        case int16ToInt32, int16ToInt64, int32ToInt64, floatToDouble, int16ToDouble, int32ToDouble, int64ToDouble
-
-        init?(_ c: AttributeMappingPlan.Conversion) {
-            switch (c.from, c.to) {
-            case (.int16, .int32): self = .int16ToInt32
-            case (.int16, .int64): self = .int16ToInt64
-            case (.int32, .int64): self = .int32ToInt64
-            case (.float, .double): self = .floatToDouble
-            case (.int16, .double): self = .int16ToDouble
-            case (.int32, .double): self = .int32ToDouble
-            case (.int64, .double): self = .int64ToDouble
-            default: return nil
-            }
-        }
-
-        /// The size of the field it reads.
-        var sourceSize: Int {
-            switch self {
-            case .int16ToInt32, .int16ToInt64, .int16ToDouble: 2
-            case .int32ToInt64, .floatToDouble, .int32ToDouble: 4
-            case .int64ToDouble: 8
-            }
-        }
-
-        /// Appends the widened value of `field` (little-endian, as ``BinaryWriter/fixed(_:)`` writes), as
-        /// ``RecordTranscoder/convert(_:_:)`` widens decoded values.
-        @inline(__always)
-        func write(_ field: UnsafeRawBufferPointer, into w: inout BinaryWriter) {
-            switch self {
-            case .int16ToInt32: w.fixed(Int32(Int16(littleEndian: field.loadUnaligned(as: Int16.self))))
-            case .int16ToInt64: w.fixed(Int64(Int16(littleEndian: field.loadUnaligned(as: Int16.self))))
-            case .int32ToInt64: w.fixed(Int64(Int32(littleEndian: field.loadUnaligned(as: Int32.self))))
-            case .floatToDouble:
-                w.fixed(Double(Float(bitPattern: UInt32(littleEndian: field.loadUnaligned(as: UInt32.self)))).bitPattern)
-            case .int16ToDouble: w.fixed(Double(Int16(littleEndian: field.loadUnaligned(as: Int16.self))).bitPattern)
-            case .int32ToDouble: w.fixed(Double(Int32(littleEndian: field.loadUnaligned(as: Int32.self))).bitPattern)
-            case .int64ToDouble: w.fixed(Double(Int64(littleEndian: field.loadUnaligned(as: Int64.self))).bitPattern)
-            }
-        }
-    }
-
     let entityTag: UInt32
     let destinationLayout: RecordLayout
     private let compiled: [CompiledProgram]
@@ -122,54 +79,12 @@ struct RecordTranscoder {
                     guard let k = source.attributes.firstIndex(of: s) else {
                         throw DecodeFailure("the catalog of \(source.name) has no attribute \(s)")
                     }
-                    let replacement = try m.nullReplacement.map { try RecordTranscoder.encode($0, type) } ?? nil
-                    if let reshape = m.reshape {
-                        ops.append(try RecordTranscoder.reshaping(l.sources[k], reshape, replacement: replacement, type: type))
-                        continue
-                    }
-                    switch l.sources[k] {
-                    case .field(let i):
-                        ops.append(.copy(index: i, conversion: m.conversion, nullReplacement: replacement))
-                    case .converted(let i, let fallback):
-                        // The field has its layout's type: widen it straight to the destination's.
-                        let from = l.layout.fieldTypes[i]
-                        let conversion = from == type ? nil : AttributeMappingPlan.Conversion(from: from, to: type)
-                        let null = try fallback.map { try RecordTranscoder.encode(RecordTranscoder.widen($0, to: type), type) } ?? replacement
-                        ops.append(.copy(index: i, conversion: conversion, nullReplacement: null))
-                    case .fieldOrDefault(let i, let fallback):
-                        let converted = try RecordTranscoder.encode(RecordTranscoder.convert(fallback, m.conversion), type)
-                        ops.append(.copy(index: i, conversion: m.conversion, nullReplacement: converted))
-                    case .constant(let v):
-                        let value = RecordTranscoder.convert(v, m.conversion)
-                        ops.append(.constant(value.isNull ? replacement : try RecordTranscoder.encode(value, type)))
-                    case .reshaped(let i, let earlier, let fallback):
-                        // An older shape's JSON: reshaped as the layout's projection says.
-                        let null = try fallback.map { try RecordTranscoder.encode($0, type) } ?? replacement
-                        ops.append(.reshape(index: i, earlier, nullReplacement: null))
-                    }
+                    ops.append(try l.sources[k].transcoding(m, fieldTypes: l.layout.fieldTypes, to: type))
                 }
             }
             programs[l.layout.id] = Program(sourceLayout: l.layout, operations: ops)
         }
         compiled = programs.keys.sorted().compactMap { id in programs[id].map { RecordTranscoder.compile(id, $0) } }
-    }
-
-    /// The operation that reads a layout's source of a codable attribute and reshapes it as a step says.
-    private static func reshaping(_ source: Catalog.FieldSource, _ reshape: CodableReshape, replacement: [UInt8]?,
-                                  type: AttributeType) throws -> Operation {
-        switch source {
-        case .field(let i):
-            return .reshape(index: i, reshape, nullReplacement: replacement)
-        case .fieldOrDefault(let i, let d):
-            return .reshape(index: i, reshape, nullReplacement: try RecordTranscoder.encode(try reshape.apply(to: d), type))
-        case .reshaped(let i, let earlier, let d):
-            let null = try d.map { try RecordTranscoder.encode(try reshape.apply(to: $0), type) } ?? replacement
-            return .reshape(index: i, earlier.followed(by: reshape), nullReplacement: null)
-        case .constant(let v):
-            return .constant(v.isNull ? replacement : try RecordTranscoder.encode(try reshape.apply(to: v), type))
-        case .converted:
-            throw DecodeFailure("a widened field cannot be codable")
-        }
     }
 
     private static func compile(_ id: UInt32, _ program: Program) -> CompiledProgram {
@@ -212,29 +127,14 @@ struct RecordTranscoder {
 
     /// Rewrites one record (`id`) into `w`, sealed for the destination entity.
     mutating func transcode(_ bytes: UnsafeRawBufferPointer, id: UInt64, sourceTag: UInt32, into w: inout BinaryWriter) throws(DecodeFailure) {
-        var (layoutID, r) = try RecordCodec.open(bytes, entityTag: sourceTag, id: id)
         // Few layouts per entity: a linear search beats hashing the layout ID.
         var found: Int? = nil
-        for k in compiled.indices where compiled[k].layoutID == layoutID { found = k; break }
-        guard let k = found else { throw DecodeFailure("unknown layout \(layoutID)") }
-        let codes = compiled[k].sourceCodes
-        let bitmap: UnsafeRawBufferPointer
-        do {
-            bitmap = try r.bytes(compiled[k].sourceLayout.bitmapSize)
-            if fields.count < codes.count { fields = [Range<Int>?](repeating: nil, count: codes.count) }
-            for i in 0..<codes.count {
-                if bitmap[i >> 3] & (UInt8(1) << UInt8(i & 7)) != 0 {
-                    fields[i] = nil
-                } else {
-                    fields[i] = try FieldCodec.skip(code: codes[i], in: &r)
-                }
-            }
-            guard r.isAtEnd else { throw DecodeFailure("\(r.remaining) bytes after the last field") }
-        } catch let failure as DecodeFailure {
-            throw failure
-        } catch {
-            throw DecodeFailure("\(error)")
+        var record = try RecordFields(bytes, id: id, entityTag: sourceTag) { layoutID in
+            for k in compiled.indices where compiled[k].layoutID == layoutID { found = k; return compiled[k].sourceCodes }
+            return nil
         }
+        guard let k = found else { throw DecodeFailure("unknown layout \(record.layoutID)") }
+        try record.locateAll(into: &fields)
         let bitmapOffset = RecordCodec.begin(destinationLayout, into: &w)
         let program = compiled[k]
         // Fields copied as they are, one after another, are contiguous in the source too: they are appended
@@ -280,7 +180,7 @@ struct RecordTranscoder {
                     var fr = BinaryReader(UnsafeRawBufferPointer(rebasing: bytes[range]))
                     do {
                         let value = try FieldCodec.decode(conversion.from, from: &fr)
-                        try FieldCodec.encode(RecordTranscoder.convert(value, conversion), as: conversion.to, into: &w)
+                        try FieldCodec.encode(Widening.convert(value, conversion), as: conversion.to, into: &w)
                     } catch let failure as DecodeFailure {
                         throw failure
                     } catch {
@@ -300,36 +200,5 @@ struct RecordTranscoder {
         var w = BinaryWriter(capacity: 16)
         try FieldCodec.encode(type.coerce(value) ?? value, as: type, into: &w)
         return w.bytes
-    }
-
-    /// Widens a value to `type` (an integer to a wider integer or a double, a float to a double); other values
-    /// are returned as they are.
-    static func widen(_ value: Value, to type: AttributeType) -> Value {
-        switch (value, type) {
-        case (.int16(let v), .int32): .int32(Int32(v))
-        case (.int16(let v), .int64): .int64(Int64(v))
-        case (.int32(let v), .int64): .int64(Int64(v))
-        case (.float(let v), .double): .double(Double(v))
-        case (.int16(let v), .double): .double(Double(v))
-        case (.int32(let v), .double): .double(Double(v))
-        case (.int64(let v), .double): .double(Double(v))
-        default: value
-        }
-    }
-
-    /// Applies a widening to a value (null stays null).
-    static func convert(_ value: Value, _ conversion: AttributeMappingPlan.Conversion?) -> Value {
-        guard let conversion else { return value }
-        switch (value, conversion.to) {
-        case (.null, _): return .null
-        case (.int16(let v), .int32): return .int32(Int32(v))
-        case (.int16(let v), .int64): return .int64(Int64(v))
-        case (.int32(let v), .int64): return .int64(Int64(v))
-        case (.float(let v), .double): return .double(Double(v))
-        case (.int16(let v), .double): return .double(Double(v))
-        case (.int32(let v), .double): return .double(Double(v))
-        case (.int64(let v), .double): return .double(Double(v))
-        default: return value
-        }
     }
 }

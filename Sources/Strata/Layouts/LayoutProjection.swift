@@ -1,0 +1,44 @@
+/// How an entity of the bound model reads the records of one layout: for each attribute, in the model's
+/// order, its ``FieldSource`` — and, derived from them once when the model is bound, which field holds which
+/// attribute. (A class: it is shared, never copied, by every object and view read in the layout.)
+final class LayoutProjection: Sendable {
+    let layout: RecordLayout
+    /// One per attribute of the entity (transient attributes read their initial value).
+    let sources: [FieldSource]
+    /// Field i holds attribute `fieldAttributes[i]` (nil when the field is not read).
+    let fieldAttributes: [Int?]
+    /// The field each attribute is read from (nil when it is a constant of the projection or transient).
+    let attributeFields: [Int?]
+    /// Every attribute is read straight from a field or is transient: no projection needed.
+    let isDirect: Bool
+    /// Each field's type code (``TypeCode``), for readers that locate fields without decoding them.
+    let fieldCodes: [UInt8]
+    /// For each attribute, whether its source is a plain ``FieldSource/field(_:)``: read in place even when the
+    /// layout is not direct, without looking at the projection.
+    let readsFieldAsIs: [Bool]
+
+    /// The projection of catalog layout `entry` for `entity`, whose stored attribute `j` in the catalog's order
+    /// is the model's attribute `catalogToModel[j]`.
+    init(entry: Catalog.LayoutEntry, entity: Entity, catalogToModel: [Int]) throws(DecodeFailure) {
+        var sources = entity.attributes.map { FieldSource.constant($0.isTransient ? $0.initialValue : .null) }
+        var fieldAttributes = [Int?](repeating: nil, count: entry.layout.fieldTypes.count)
+        var direct = true
+        for (j, source) in entry.sources.enumerated() {
+            guard j < catalogToModel.count else { throw DecodeFailure("layout \(entry.layout.id) of \(entity.name) has too many sources") }
+            let a = catalogToModel[j]
+            try source.check(layout: entry.layout, attribute: entity.attributes[a], entity: entity.name)
+            sources[a] = source
+            if let f = source.field { fieldAttributes[f] = a }
+            if !source.isPlainField { direct = false }
+        }
+        var attributeFields = [Int?](repeating: nil, count: entity.attributes.count)
+        for (f, a) in fieldAttributes.enumerated() { if let a { attributeFields[a] = f } }
+        self.layout = entry.layout
+        self.sources = sources
+        self.fieldAttributes = fieldAttributes
+        self.attributeFields = attributeFields
+        self.isDirect = direct
+        self.fieldCodes = entry.layout.fieldTypes.map(TypeCode.code)
+        self.readsFieldAsIs = sources.map(\.isPlainField)
+    }
+}

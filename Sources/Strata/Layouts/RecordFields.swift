@@ -1,0 +1,296 @@
+import Foundation
+
+/// One stored record, read in place from the store's memory map: the one reader of records of any layout.
+/// Dynamic objects, record views, model types, queries, verification and the background maintenance all read
+/// records through it.
+///
+/// Opening a record checks its checksum and format and finds its layout's ``LayoutProjection``; fields are then
+/// located as they are read (each field's start is found by skipping the ones before it, forward from the last
+/// one read), and each attribute is read through the projection: in place when its source is a plain field,
+/// otherwise as its ``FieldSource`` says (a default for null, a constant, a widening, a reshape).
+///
+/// A value of this type points into the transaction's memory: it never outlives the read that made it.
+struct RecordFields {
+    /// The whole record, checksum included.
+    let bytes: UnsafeRawBufferPointer
+    /// The layout's projection, for reads of attributes (nil for byte-level rewrites, which read fields only).
+    let projection: LayoutProjection?
+    let layoutID: UInt32
+    /// Each field's type code (``TypeCode``).
+    let fieldCodes: [UInt8]
+    private let bitmapStart: Int
+    private let fieldsStart: Int
+    /// Where the checksum begins.
+    private let end: Int
+    /// The next field to locate, and where it starts.
+    private var nextField = 0
+    private var nextOffset: Int
+    /// When set, the start of every field located so far (-1 for null), so that reading an earlier field does
+    /// not walk the record again (record views, which read attributes in any order).
+    private let offsets: UnsafeMutablePointer<Int>?
+
+    /// Opens the record of object `id` of `entity`, checking its checksum and format.
+    /// - Parameter offsets: room for one offset per field of the record's layout (see ``fieldCapacity(of:)``),
+    ///   for readers that read fields in any order.
+    @inline(__always)
+    init(_ bytes: UnsafeRawBufferPointer, id: UInt64, entity: EntityBinding,
+         offsets: UnsafeMutablePointer<Int>? = nil) throws(DecodeFailure) {
+        let (layoutID, r) = try RecordCodec.open(bytes, entityTag: entity.tag, id: id)
+        guard let projection = entity.layout(layoutID) else { throw DecodeFailure("unknown layout \(layoutID)") }
+        try self.init(bytes, layoutID: layoutID, codes: projection.fieldCodes, bitmapSize: projection.layout.bitmapSize,
+                      projection: projection, body: r, offsets: offsets)
+    }
+
+    /// Opens the record of object `id` of the entity tagged `entityTag` for reading its fields only (byte-level
+    /// rewrites), `codes` giving each layout's field type codes.
+    @inline(__always)
+    init(_ bytes: UnsafeRawBufferPointer, id: UInt64, entityTag: UInt32,
+         codes: (UInt32) -> [UInt8]?) throws(DecodeFailure) {
+        let (layoutID, r) = try RecordCodec.open(bytes, entityTag: entityTag, id: id)
+        guard let fieldCodes = codes(layoutID) else { throw DecodeFailure("unknown layout \(layoutID)") }
+        try self.init(bytes, layoutID: layoutID, codes: fieldCodes, bitmapSize: (fieldCodes.count + 7) / 8,
+                      projection: nil, body: r, offsets: nil)
+    }
+
+    @inline(__always)
+    private init(_ bytes: UnsafeRawBufferPointer, layoutID: UInt32, codes: [UInt8], bitmapSize: Int,
+                 projection: LayoutProjection?, body r: BinaryReader, offsets: UnsafeMutablePointer<Int>?) throws(DecodeFailure) {
+        guard r.end - r.offset >= bitmapSize else { throw DecodeFailure("the null bitmap runs past the end") }
+        self.bytes = bytes
+        self.projection = projection
+        self.layoutID = layoutID
+        self.fieldCodes = codes
+        self.bitmapStart = r.offset
+        self.fieldsStart = r.offset + bitmapSize
+        self.end = r.end
+        self.nextOffset = r.offset + bitmapSize
+        self.offsets = offsets
+    }
+
+    /// The most fields any layout of `entity` has: the room ``init(_:id:entity:offsets:)`` needs.
+    static func fieldCapacity(of entity: EntityBinding) -> Int {
+        max(1, entity.layouts.map(\.layout.fieldTypes.count).max() ?? 1)
+    }
+
+    @inline(__always)
+    func isNull(field f: Int) -> Bool {
+        bytes[bitmapStart + f >> 3] & (UInt8(1) << UInt8(f & 7)) != 0
+    }
+
+    /// The start of field `f`'s bytes, or nil when the field is null.
+    @inline(__always)
+    mutating func offset(ofField f: Int) throws(DecodeFailure) -> Int? {
+        if f < nextField {
+            if let offsets {
+                let o = offsets[f]
+                return o < 0 ? nil : o
+            }
+            nextField = 0
+            nextOffset = fieldsStart
+        }
+        let codes = fieldCodes
+        var r = BinaryReader(bytes, end: end)
+        r.offset = nextOffset
+        let start: Int?
+        do {
+            while nextField < f {
+                if isNull(field: nextField) {
+                    offsets?[nextField] = -1
+                } else {
+                    offsets?[nextField] = r.offset
+                    _ = try FieldCodec.skip(code: codes[nextField], in: &r)
+                }
+                nextField += 1
+            }
+            // Field `f` itself is passed too: the next field starts after it.
+            if isNull(field: f) {
+                start = nil
+            } else {
+                start = r.offset
+                _ = try FieldCodec.skip(code: codes[f], in: &r)
+            }
+        } catch let failure as DecodeFailure {
+            throw failure
+        } catch {
+            throw DecodeFailure("\(error)")
+        }
+        offsets?[f] = start ?? -1
+        nextField = f + 1
+        nextOffset = r.offset
+        return start
+    }
+
+    /// A reader over the record from field `f`'s start (nil when the field is null).
+    @inline(__always)
+    mutating func reader(atField f: Int) throws(DecodeFailure) -> BinaryReader? {
+        guard let start = try offset(ofField: f) else { return nil }
+        var r = BinaryReader(bytes, end: end)
+        r.offset = start
+        return r
+    }
+
+    /// Checks that the record ends after its last field.
+    mutating func checkEnd() throws(DecodeFailure) {
+        let count = fieldCodes.count
+        if count > 0 && nextField < count { _ = try offset(ofField: count - 1) }
+        guard nextOffset == end else { throw DecodeFailure("\(end - nextOffset) bytes after the last field") }
+    }
+
+    /// Locates every field: `fields[i]` is field i's byte range, nil when null (the byte-level rewrite's walk).
+    mutating func locateAll(into fields: inout [Range<Int>?]) throws(DecodeFailure) {
+        let count = fieldCodes.count
+        if fields.count < count { fields = [Range<Int>?](repeating: nil, count: count) }
+        var r = BinaryReader(bytes, end: end)
+        r.offset = fieldsStart
+        do {
+            for i in 0..<count {
+                fields[i] = isNull(field: i) ? nil : try FieldCodec.skip(code: fieldCodes[i], in: &r)
+            }
+        } catch let failure as DecodeFailure {
+            throw failure
+        } catch {
+            throw DecodeFailure("\(error)")
+        }
+        nextField = count
+        nextOffset = r.offset
+        guard r.isAtEnd else { throw DecodeFailure("\(r.remaining) bytes after the last field") }
+    }
+
+    // MARK: Attributes
+
+    /// The stored value of field `f` (null when the field is null).
+    @inline(__always)
+    mutating func storedValue(ofField f: Int) throws(DecodeFailure) -> Value {
+        guard var r = try reader(atField: f) else { return .null }
+        do {
+            return try FieldCodec.decode(code: fieldCodes[f], from: &r)
+        } catch let failure as DecodeFailure {
+            throw failure
+        } catch {
+            throw DecodeFailure("\(error)")
+        }
+    }
+
+    /// The value of attribute `a` (of `type`), through the projection.
+    mutating func value(of a: Int, type: AttributeType) throws(DecodeFailure) -> Value {
+        guard let projection else { throw DecodeFailure("no projection to read attributes through") }
+        let source = projection.sources[a]
+        guard let f = source.field else { return source.valueWhenFieldIsNull }
+        return try source.project(try storedValue(ofField: f), to: type)
+    }
+
+    /// Why ``read(_:code:decode:fromValue:)`` could not read an attribute.
+    enum ReadFailure: Error {
+        /// The record is damaged.
+        case damaged(DecodeFailure)
+        /// The attribute's field has another type code.
+        case wrongType(actual: UInt8)
+        /// The projected value is not of the requested type.
+        case notConvertible(Value)
+    }
+
+    /// Reads attribute `a` of `entity` as `T`: decoded in place from a field of type code `code` with `decode` when the
+    /// attribute is a plain field, otherwise projected and converted with `fromValue`. Nil when null.
+    @inline(__always)
+    mutating func read<T>(_ a: Int, of entity: EntityBinding, code: UInt8, decode: (inout BinaryReader) throws -> T,
+                          fromValue: (Value) -> T?) throws(ReadFailure) -> T? {
+        guard let projection else { throw ReadFailure.damaged(DecodeFailure("no projection to read attributes through")) }
+        if projection.isDirect || projection.readsFieldAsIs[a] {
+            guard let f = projection.attributeFields[a] else { return nil }
+            guard projection.fieldCodes[f] == code else { throw ReadFailure.wrongType(actual: projection.fieldCodes[f]) }
+            do {
+                guard var r = try reader(atField: f) else { return nil }
+                return try decode(&r)
+            } catch let failure as DecodeFailure {
+                throw ReadFailure.damaged(failure)
+            } catch {
+                throw ReadFailure.damaged(DecodeFailure("\(error)"))
+            }
+        }
+        let source = projection.sources[a]
+        let value: Value
+        do {
+            switch source {
+            case .field, .fieldOrDefault:
+                // A field of the attribute's own type: decoded in place unless null.
+                guard let f = source.field else { return nil }
+                guard projection.fieldCodes[f] == code else { throw ReadFailure.wrongType(actual: projection.fieldCodes[f]) }
+                if var r = try reader(atField: f) { return try decode(&r) }
+                value = source.valueWhenFieldIsNull
+            case .constant(let v):
+                value = v
+            case .converted(let f, _):
+                // A narrower field: decoded with its own type, widened to the attribute's.
+                value = try source.project(try storedValue(ofField: f), to: entity.attributeTypes[a])
+            case .reshaped(let f, let reshape, _):
+                guard var r = try reader(atField: f) else { value = source.valueWhenFieldIsNull; break }
+                value = .codable(try reshape.apply(toJSON: Data(try r.lengthPrefixed())))
+            }
+        } catch let failure as ReadFailure {
+            throw failure
+        } catch let failure as DecodeFailure {
+            throw ReadFailure.damaged(failure)
+        } catch {
+            throw ReadFailure.damaged(DecodeFailure("\(error)"))
+        }
+        if value.isNull { return nil }
+        guard let converted = fromValue(value) else { throw ReadFailure.notConvertible(value) }
+        return converted
+    }
+
+    /// Decodes every attribute into `values`, in one pass over the record (one value per attribute of `entity`, reusing the array's storage when
+    /// it is not shared: scans decode every object into the same array when the caller keeps none of them).
+    mutating func decodeAll(of entity: EntityBinding, into values: inout [Value]) throws(DecodeFailure) {
+        guard let projection else { throw DecodeFailure("no projection to read attributes through") }
+        let codes = fieldCodes
+        let fieldAttributes = projection.fieldAttributes
+        let count = entity.initialValues.count
+        var r = BinaryReader(bytes, end: end)
+        r.offset = fieldsStart
+        do {
+            if count <= 64 {
+                // Attributes start null and fields overwrite theirs; those no field filled take their initial
+                // value afterwards. (Starting from a copy of `initialValues` would copy it at the first write.)
+                if values.count != count {
+                    values = []
+                    values.reserveCapacity(count)
+                    for _ in 0..<count { values.append(.null) }
+                }
+                var filled: UInt64 = 0
+                for i in 0..<codes.count {
+                    let null = isNull(field: i)
+                    if let a = fieldAttributes[i] {
+                        values[a] = null ? .null : try FieldCodec.decode(code: codes[i], from: &r)
+                        filled |= UInt64(1) << UInt64(a)
+                    } else if !null {
+                        _ = try FieldCodec.skip(code: codes[i], in: &r)
+                    }
+                }
+                let all: UInt64 = count == 64 ? .max : (UInt64(1) << UInt64(count)) - 1
+                if filled != all {
+                    for a in 0..<count where filled & (UInt64(1) << UInt64(a)) == 0 { values[a] = entity.initialValues[a] }
+                }
+            } else {
+                values = entity.initialValues
+                for i in 0..<codes.count {
+                    let null = isNull(field: i)
+                    if let a = fieldAttributes[i] {
+                        values[a] = null ? .null : try FieldCodec.decode(code: codes[i], from: &r)
+                    } else if !null {
+                        _ = try FieldCodec.skip(code: codes[i], in: &r)
+                    }
+                }
+            }
+        } catch let failure as DecodeFailure {
+            throw failure
+        } catch {
+            throw DecodeFailure("\(error)")
+        }
+        guard r.isAtEnd else { throw DecodeFailure("\(r.remaining) bytes after the last field") }
+        if !projection.isDirect {
+            for (a, source) in projection.sources.enumerated() where !source.isPlainField {
+                values[a] = try source.project(source.field == nil ? .null : values[a], to: entity.attributeTypes[a])
+            }
+        }
+    }
+}
