@@ -182,8 +182,9 @@ extension Store {
 
     private static func explain(environment: Environment, configuration: StoreConfiguration, schema: Schema,
                                 plan effectivePlan: MigrationPlan, begun: Double) throws -> MigrationExplanation {
-        let driver = MigrationDriver(environment: environment, schema: schema, plan: effectivePlan, configuration: configuration)
-        let header = try driver.readHeader()
+        let opening = StoreOpening(environment: environment, schema: schema, plan: effectivePlan, purpose: .migrate,
+                                   configuration: configuration)
+        let (header, decision) = try opening.route()
         let recorded = try environment.read { try header.recordedSchema(in: $0) }
         var counts: [String: MigrationExplanation.ObjectCount] = try environment.read { txn in
             var out: [String: MigrationExplanation.ObjectCount] = [:]
@@ -193,13 +194,6 @@ extension Store {
                 }
             }
             return out
-        }
-        let decision: MigrationDriver.Decision
-        do {
-            decision = try driver.decide(header)
-        } catch var error as MigrationError {
-            error.storeState = driver.storeState()
-            throw error
         }
         let canOpen = effectivePlan.schemas.filter { $0.versionIdentifier != schema.versionIdentifier && Downgrade.canOpen(older: $0, store: schema) }
             .map(\.versionIdentifier)

@@ -20,8 +20,8 @@ extension Store {
                                configuration: StoreConfiguration = StoreConfiguration()) throws -> Int {
         let effectivePlan = try plan ?? MigrationPlan(schemas: [schema])
         return try StoreOpener.withExistingEnvironment(at: url, configuration: configuration, schemas: [schema] + effectivePlan.schemas) { environment, configuration in
-            let driver = MigrationDriver(environment: environment, schema: schema, plan: effectivePlan, configuration: configuration)
-            return try driver.bringUpToDate(allowMigration: true)
+            try StoreOpening(environment: environment, schema: schema, plan: effectivePlan, purpose: .migrate,
+                             configuration: configuration).bringUpToDate().steps
         }
     }
 
@@ -36,16 +36,12 @@ extension Store {
                                       configuration: StoreConfiguration = StoreConfiguration()) throws -> [String] {
         let effectivePlan = try plan ?? MigrationPlan(schemas: [schema])
         return try StoreOpener.withExistingEnvironment(at: url, configuration: configuration, schemas: [schema] + effectivePlan.schemas) { environment, configuration in
-            let driver = MigrationDriver(environment: environment, schema: schema, plan: effectivePlan, configuration: configuration)
-            let header = try driver.readHeader()
-            do {
-                switch try driver.decide(header) {
-                case .upToDate: return [header.identity.versionIdentifier]
-                case .migrate(let targets): return [header.identity.versionIdentifier] + targets.map(\.versionIdentifier)
-                }
-            } catch var error as MigrationError {
-                error.storeState = driver.storeState()
-                throw error
+            let opening = StoreOpening(environment: environment, schema: schema, plan: effectivePlan, purpose: .migrate,
+                                       configuration: configuration)
+            let (header, route) = try opening.route()
+            switch route {
+            case .upToDate: return [header.identity.versionIdentifier]
+            case .migrate(let targets): return [header.identity.versionIdentifier] + targets.map(\.versionIdentifier)
             }
         }
     }

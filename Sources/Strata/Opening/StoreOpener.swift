@@ -10,8 +10,8 @@ struct StoreOpener {
     func open(schema: Schema, plan: MigrationPlan?, removesDirectoryOnClose: Bool = false) throws -> Store {
         let environment = try acquireEnvironment(creatingFor: schema, databases: configuration.databases(for: [schema] + (plan?.schemas ?? [])))
         do {
-            let model = try ModelAtOpen.bind(environment: environment.environment, isNewEnvironment: environment.isNew,
-                                                   schema: schema, plan: plan, configuration: configuration)
+            let model = try StoreOpening(environment: environment.environment, schema: schema, plan: plan, purpose: .open,
+                                         configuration: configuration).bind(isNewEnvironment: environment.isNew)
             return Store(url: url, environment: environment.environment, model: model,
                          removesDirectoryOnClose: removesDirectoryOnClose, readOnly: configuration.readOnly,
                          backgroundMaintenance: configuration.backgroundMaintenance)

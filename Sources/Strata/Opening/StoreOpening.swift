@@ -1,0 +1,211 @@
+import Foundation
+
+/// Brings a store to the app's model: reads what the store records, asks ``OpenDecision`` what to do, does it
+/// (waits for another process's migration, finishes or rolls back an interrupted step, runs the migration's
+/// steps), reads the store again and decides again — until the store is at the app's model, can be read while
+/// another process migrates it, or can be opened as it is by an older model. Then (for an open) it collects the
+/// databases earlier versions left and binds the model.
+struct StoreOpening {
+    let environment: Environment
+    let request: OpenRequest
+    let configuration: StoreConfiguration
+    var path: String { environment.path }
+    var options: MigrationOptions { configuration.migration }
+
+    init(environment: Environment, schema: Schema, plan: MigrationPlan?, purpose: OpenRequest.Purpose,
+         configuration: StoreConfiguration) {
+        self.environment = environment
+        self.configuration = configuration
+        self.request = OpenRequest(schema: schema, plan: plan, purpose: purpose, readOnly: configuration.readOnly,
+                                   migratesAtOpen: configuration.migration.migratesAtOpen,
+                                   opensNewerAdditiveStores: configuration.opensNewerAdditiveStores)
+    }
+
+    var driver: MigrationDriver {
+        MigrationDriver(environment: environment, schema: request.schema, plan: request.plan, configuration: configuration)
+    }
+
+    // MARK: Opening
+
+    /// Brings the store to the app's model and binds the model to it. `isNewEnvironment`: this process has just
+    /// opened the store's files (no read transaction of it can use a retired database: they can be deleted).
+    func bind(isNewEnvironment: Bool) throws -> BoundModel {
+        let schema = request.schema
+        // The common case, in one read transaction: the store is at the app's model, nothing to collect.
+        let collects = isNewEnvironment && !configuration.readOnly
+        if let model = try environment.read({ txn -> BoundModel? in
+            let header = try StoreHeader.read(in: txn, path: path, complete: false)
+            guard header.identity.fingerprint == schema.fingerprint, !header.state.migrating,
+                  !(collects && !header.catalog.garbage.isEmpty) else { return nil }
+            return try header.bind(schema, in: txn)
+        }) {
+            return model
+        }
+        let outcome = try bringUpToDate()
+        if let downgrade = outcome.olderModel {
+            return try environment.read { txn in
+                let header = try StoreHeader.read(in: txn, path: path)
+                return try header.bind(schema, in: txn, downgrade: downgrade)
+            }
+        }
+        var header = try driver.readHeader()
+        if collects && !header.catalog.garbage.isEmpty {
+            try GarbageCollection.collect(environment: environment, header: header)
+            header = try driver.readHeader()
+        }
+        return try environment.read { txn in try header.bind(schema, in: txn) }
+    }
+
+    // MARK: Deciding and doing
+
+    /// What ``bringUpToDate()`` did.
+    struct Outcome {
+        /// Steps run (an interrupted step resumed counts as one).
+        var steps = 0
+        /// Set when the app's older model opens the store as it is.
+        var olderModel: Downgrade?
+    }
+
+    /// The store's facts as ``OpenDecision`` reads them.
+    func facts(_ header: StoreHeader) throws -> StoreFacts {
+        let journal = try environment.read { txn in try header.meta.read(.journal, in: txn, MigrationJournal.decode) }
+        return StoreFacts(identity: header.identity, history: header.history, migrating: header.state.migrating,
+                          journal: journal, catalog: header.catalog,
+                          recordedSchema: { try environment.read { try header.recordedSchema(in: $0) } })
+    }
+
+    /// Decides and acts until the store is at the app's model (or readable as it is).
+    /// A ``MigrationError`` leaves here with the state the store is really in, read back from the store.
+    @discardableResult
+    func bringUpToDate() throws -> Outcome {
+        do {
+            return try decideAndAct()
+        } catch var error as MigrationError {
+            error.storeState = driver.storeState()
+            throw error
+        }
+    }
+
+    private func decideAndAct() throws -> Outcome {
+        var outcome = Outcome()
+        var lock: MigrationLock? = nil
+        defer { lock?.release() }
+        // Each action changes what the store records; a handful of rounds always settles it.
+        for _ in 0..<64 {
+            let header = try driver.readHeader()
+            if (header.hasJournal || header.state.migrating) && lock == nil && !configuration.readOnly {
+                lock = try MigrationLock.acquire(storePath: path)
+            }
+            var request = self.request
+            request.holdsMigrationLock = lock != nil
+            switch OpenDecision.decide(try facts(header), request) {
+            case .current, .readDuringMigration:
+                return outcome
+            case .openAsOlder(let downgrade):
+                outcome.olderModel = downgrade
+                return outcome
+            case .refuse(let error):
+                throw error
+            case .waitForMigration(let owner):
+                guard let taken = try lockWaitingForOtherMigration() else {
+                    throw StoreError.migrationInProgress(ownerPID: owner)
+                }
+                lock = taken
+            case .clearMigratingFlag:
+                try environment.write { txn in
+                    try header.meta.put(.state, StateRecord(generation: header.state.generation, migrating: false).encoded(), in: txn)
+                }
+            case .rollBack(let journal):
+                options.logger.debug("rolling back the interrupted migration \(journal.sourceVersion) → \(journal.destinationVersion)")
+                try StepRunner.rollback(environment: environment, meta: header.meta, journal: journal, generation: header.state.generation)
+            case .resume(let journal, let destination):
+                try driver.resume(journal, to: destination, header: header)
+                outcome.steps += 1
+            case .migrate(let targets):
+                lock?.release()
+                lock = nil
+                if try migrate(along: targets, from: header) { outcome.steps += targets.count }
+            }
+        }
+        throw StoreError.internalInconsistency("opening did not settle after 64 decisions")
+    }
+
+    /// Runs `targets` from the store at `header`. Returns false, having run nothing, when another process changed
+    /// the store meanwhile (the caller decides again on what the store holds now).
+    private func migrate(along targets: [Schema], from header: StoreHeader) throws -> Bool {
+        // Every step must be inferable (or have its stage) before anything is written: a refused migration
+        // leaves the store's files as they were, lock file included.
+        var source = try environment.read { try header.recordedSchema(in: $0) }
+        for target in targets {
+            _ = try driver.inferMapping(source: source, destination: target,
+                                        stage: request.plan?.stage(from: source.versionIdentifier, to: target.versionIdentifier))
+            source = target
+        }
+        // Another process may have taken the lock since the header was read: wait for it like any migration in
+        // progress (or fail at once if the options say not to wait).
+        guard let lock = try lockWaitingForOtherMigration() else {
+            throw StoreError.migrationInProgress(ownerPID: try journalOwner())
+        }
+        defer { lock.release() }
+        // And it may have migrated the store (or begun to and died) between that read and this lock: what to do
+        // is decided again on what the store holds now — never on a stale header.
+        let current = try driver.readHeader()
+        if current.state.generation != header.state.generation || current.state.migrating || current.hasJournal
+            || current.identity.fingerprint != header.identity.fingerprint {
+            return false
+        }
+        if let backup = options.backupDirectory {
+            try StoreBackup.copy(environment: environment, to: backup.standardizedFileURL.path, compact: true)
+        }
+        for (i, target) in targets.enumerated() {
+            try driver.runStep(to: target, index: i, count: targets.count)
+        }
+        return true
+    }
+
+    /// Takes the migration lock; when another process holds it, waits for that process's migration to finish
+    /// (the lock is released when it ends, or dies), reporting its progress as its journal records it.
+    /// Returns the lock once taken, or nil when the options say not to wait or the wait timed out.
+    private func lockWaitingForOtherMigration() throws -> MigrationLock? {
+        if let lock = try MigrationLock.acquire(storePath: path) { return lock }
+        // A migration of this process (another handle, perhaps on this very thread) is not waited for.
+        guard options.waitsForOtherProcesses, try journalOwner() != getpid() else { return nil }
+        let started = DispatchTime.now().uptimeNanoseconds
+        var lastReported: (Int, Int)? = nil
+        while true {
+            if let lock = try MigrationLock.acquire(storePath: path) { return lock }
+            if let limit = options.otherProcessTimeout, Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 > limit {
+                return nil
+            }
+            if let progress = options.progress, let journal = try environment.read({ txn in
+                try StoreHeader.read(in: txn, path: path).meta.read(.journal, in: txn, MigrationJournal.decode)
+            }), let task = journal.currentTask, lastReported.map({ $0 != (journal.taskIndex, journal.completed) }) ?? true {
+                lastReported = (journal.taskIndex, journal.completed)
+                progress(MigrationProgress(stepIndex: 0, stepCount: 1, sourceVersion: journal.sourceVersion,
+                                           destinationVersion: journal.destinationVersion, phase: task.phase, entity: task.entity,
+                                           completed: journal.completed, total: 0))
+            }
+            usleep(20_000)
+        }
+    }
+
+    private func journalOwner() throws -> Int32? {
+        try environment.read { txn -> Int32? in
+            let header = try StoreHeader.read(in: txn, path: path)
+            return try header.meta.read(.journal, in: txn, MigrationJournal.decode)?.ownerPID
+        }
+    }
+
+    // MARK: Questions
+
+    /// The versions the store would go through to reach the app's model (its own version first). Writes nothing.
+    func route() throws -> (header: StoreHeader, route: OpenDecision.Route) {
+        let header = try driver.readHeader()
+        do {
+            return (header, try OpenDecision.route(try facts(header), request))
+        } catch var error as MigrationError {
+            error.storeState = driver.storeState()
+            throw error
+        }
+    }
+}
