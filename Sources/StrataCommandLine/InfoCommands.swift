@@ -71,7 +71,7 @@ struct InfoCommand: ParsableCommand {
         row("Readers", "\(info.readersInUse) in use of \(info.maximumReaders), \(info.staleReadersCleared) stale cleared")
         row("Generation", "\(info.generation)")
         row("Maintenance", maintenanceLeft
-            ? "work left (done in the background by the app, or now: `strata compact-layouts \(store)`)"
+            ? "work left (done in the background by the app, or now: `strata maintain \(store)`)"
             : "nothing left")
         if let m = info.migration {
             var what = "\(m.sourceVersion) → \(m.destinationVersion) unfinished: task \(m.taskIndex + 1)/\(m.taskCount) \(m.task)"

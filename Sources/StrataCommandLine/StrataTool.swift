@@ -25,7 +25,7 @@ struct StrataTool: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             InfoCommand.self, SchemaCommand.self, CreateCommand.self, ImportCommand.self, ExportCommand.self,
-            PlanCommand.self, MigrateCommand.self, CompactLayoutsCommand.self, VerifyCommand.self, BackupCommand.self,
+            PlanCommand.self, MigrateCommand.self, MaintainCommand.self, VerifyCommand.self, BackupCommand.self,
         ])
 
     /// Parses the arguments, runs the command and exits with its status.

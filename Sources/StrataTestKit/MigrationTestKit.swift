@@ -64,7 +64,7 @@ public final class MigrationTestKit {
 
     /// Copies the store at `url`, migrates the original along `plan` (as the app would at open), and opens
     /// both. The stores close when the kit is removed. The migrated store is opened without background
-    /// maintenance, so that it stays exactly as the migration left it (call `compactLayouts()` to run it).
+    /// maintenance, so that it stays exactly as the migration left it (call `performMaintenance()` to run it).
     public func migrate(_ url: URL, plan: MigrationPlan, options: MigrationOptions = MigrationOptions()) throws -> SideBySide {
         let copy = directory.appendingPathComponent(url.lastPathComponent + "-before-\(UUID().uuidString.prefix(8))")
         do {

@@ -37,7 +37,7 @@ import Testing
         let before = try store.read { try $0.objects("Contact").fetch() }
         #expect(try store.info().entities.first?.layoutCount == 2)
 
-        let rewritten = try store.rewriteRecordsInCurrentLayouts(batchSize: 400)
+        let rewritten = try store.performMaintenance(batchSize: 400).rewritten
         #expect(rewritten == 1_500, "only the records of the old layout")
         let after = try store.read { try $0.objects("Contact").fetch() }
         #expect(after == before)
@@ -52,7 +52,7 @@ import Testing
         }
         #expect(try store.info().entities.first?.layoutCount == 1)
         #expect(try store.verify().isClean)
-        #expect(try store.rewriteRecordsInCurrentLayouts() == 0)
+        #expect(try store.performMaintenance().rewritten == 0)
 
         // A compacted copy holds no byte of the removed attribute any more.
         let copy = kit.directory.appendingPathComponent("compacted")

@@ -74,7 +74,7 @@ enum Atlas {
             }
         }
         try check()
-        #expect(try store.compactLayouts().rewritten == 50)
+        #expect(try store.performMaintenance().rewritten == 50)
         try check()
     }
 }

@@ -142,7 +142,7 @@ enum Journal {
             }
         }
         try check("old layout")
-        _ = try store.compactLayouts(batchSize: 7)
+        _ = try store.performMaintenance(batchSize: 7)
         #expect(try store.maintenanceStatus().isComplete)
         try check("after the sweep")
     }

@@ -132,7 +132,7 @@ import Testing
         }
         before[5]?[0] = try Value.encoding(Point3D(x: 100, north: 200, z: 300))
 
-        let swept = try store.compactLayouts(batchSize: 7)
+        let swept = try store.performMaintenance(batchSize: 7)
         #expect(swept.rewritten == Self.count - 1, "every old record but the one the app rewrote: \(swept)")
         #expect(try store.maintenanceStatus().isComplete)
         try store.read { ctx in
@@ -178,7 +178,7 @@ import Testing
             }
         }
         try check("read through two reshapes")
-        _ = try store.compactLayouts()
+        _ = try store.performMaintenance()
         try check("after the sweep")
         #expect(try store.verify().isClean)
     }

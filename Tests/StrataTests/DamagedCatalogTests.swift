@@ -66,7 +66,7 @@ import Testing
             defer { store.close() }
             _ = try store.read { try $0.objects("Item").fetch() }
             _ = try store.verify()
-            _ = try store.compactLayouts()
+            _ = try store.performMaintenance()
             return nil
         } catch let error as StoreError {
             return "typed \(error.code.name)"

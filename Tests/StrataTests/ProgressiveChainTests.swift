@@ -112,7 +112,7 @@ import Testing
         #expect(try migrated.info().entities.first { $0.name == "Entry" }?.oldLayoutRecords == ["1": 100])
         // The maintenance rewrites the 100 old records into the current layout, and the values stay.
         let waiting = try migrated.info().entities.reduce(0) { $0 + ($1.oldLayoutRecords?.values.reduce(0, +) ?? 0) }
-        let compacted = try migrated.compactLayouts()
+        let compacted = try migrated.performMaintenance()
         #expect(compacted.rewritten == waiting && waiting >= 100, "\(compacted), \(waiting) waiting")
         #expect(compacted.indexed == 100, "the headline index, added at v2, is built by the maintenance")
         #expect(try migrated.info().entities.first { $0.name == "Entry" }?.layoutCount == 1)

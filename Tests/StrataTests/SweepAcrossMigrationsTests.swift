@@ -40,7 +40,7 @@ import Testing
                                        configuration: Self.configuration())
             defer { store.close() }
             #expect(try store.maintenanceStatus().oldLayoutRecords == count)
-            let batch = try LayoutSweep.batch(model: store.model, environment: store.environment, limit: 40, seconds: 60)
+            let batch = try MaintenanceBatch.run(model: store.model, environment: store.environment, limit: 40, seconds: 60)
             #expect(batch.rewritten == 40 && batch.remainingOldRecords == count - 40)
         }
         // v2 → v3 (another widening and a new index on n: metadata only); then the sweep runs to its end.
@@ -48,7 +48,7 @@ import Testing
         let store = try Store.open(at: dir.store, schema: try Self.v3(), plan: plan, configuration: Self.configuration())
         defer { store.close() }
         #expect(try store.maintenanceStatus().oldLayoutRecords == count, "40 records in v2's layout, 60 in v1's")
-        let compacted = try store.compactLayouts(batchSize: 25)
+        let compacted = try store.performMaintenance(batchSize: 25)
         #expect(compacted.rewritten == count, "every record is rewritten into v3's layout: \(compacted)")
         #expect(compacted.indexed == count, "the index on n covers every record: \(compacted)")
         #expect(try store.maintenanceStatus().isComplete)

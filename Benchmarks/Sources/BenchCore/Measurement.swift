@@ -15,7 +15,7 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
     /// The same widening with every record rewritten during the step (Strata's `rewritesEveryRecord()`):
     /// the rewrite path, against the same rewrites of the peers.
     case forcedRewrite = "forced-rewrite"
-    /// Strata: the background sweep run to completion (`compactLayouts`) after the widening as a projection;
+    /// Strata: the background sweep run to completion (`performMaintenance`) after the widening as a projection;
     /// raw LMDB: its rewrite of every record, the limit the sweep is judged against.
     case sweep
     /// Strata: a scan of the widened model over records all in the old layout (projected as read), and

@@ -90,7 +90,7 @@ enum ReshapeScenario {
         do {
             let store = try Store.open(at: url, schema: try v2(), configuration: configuration())
             defer { store.close() }
-            let rewritten = try store.compactLayouts(batchSize: task.batchSize).rewritten
+            let rewritten = try store.performMaintenance(batchSize: task.batchSize).rewritten
             guard rewritten == task.records else { throw BenchFailure("the sweep rewrote \(rewritten) places, expected \(task.records)") }
             try store.read { ctx in
                 for i in Set([0, task.records / 2, task.records - 1]) {

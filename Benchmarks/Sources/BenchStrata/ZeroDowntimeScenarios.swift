@@ -24,13 +24,13 @@ enum ZeroDowntimeScenarios {
 
     // MARK: Sweep
 
-    /// `compactLayouts` from open to close: every record rewritten into the widened layout.
+    /// `performMaintenance` from open to close: every record rewritten into the widened layout.
     static func measureSweep(_ task: ChildTask, url: URL) throws -> ChildReport {
         var rewritten = 0
         let report = try measured(path: task.path) {
             let start = Clock.now()
             let store = try Store.open(at: url, schema: try PostModel.widened(), configuration: configuration(maintenance: false))
-            rewritten = try store.compactLayouts(batchSize: task.batchSize).rewritten
+            rewritten = try store.performMaintenance(batchSize: task.batchSize).rewritten
             store.close()
             return (Clock.now() - start, task.records, "records", [:], [])
         }
@@ -119,7 +119,7 @@ enum ZeroDowntimeScenarios {
             return (old.seconds, task.records, "records", [:], [])
         }
         let store = try Store.open(at: url, schema: try PostModel.widened(), configuration: configuration(maintenance: false))
-        _ = try store.compactLayouts(batchSize: task.batchSize)
+        _ = try store.performMaintenance(batchSize: task.batchSize)
         store.close()
         // Warm the page cache the rewrite changed, as the first scan found it warm from the preparation.
         _ = try scanWidened(task, url: url)
@@ -179,7 +179,7 @@ enum ZeroDowntimeScenarios {
         }
         let store = try Store.open(at: url, schema: try PostModel.widened(), configuration: configuration(maintenance: false))
         defer { store.close() }
-        _ = try store.compactLayouts(batchSize: task.batchSize)
+        _ = try store.performMaintenance(batchSize: task.batchSize)
         var updatedIdle = Set<UInt64>()
         let idle = try writeLikeAnApp(store, task: task, round: 2, updated: &updatedIdle)
         report.extra["idle_seconds"] = idle

@@ -44,7 +44,7 @@ enum Maintenance {
             installAcknowledgements(o.url, trace: o.flags.contains("trace"))
             let rewritten: Int
             do {
-                rewritten = try store.rewriteRecordsInCurrentLayouts(batchSize: o.batch)
+                rewritten = try store.performMaintenance(batchSize: o.batch).rewritten
             } catch {
                 return report(error)
             }

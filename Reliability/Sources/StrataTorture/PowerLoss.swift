@@ -141,7 +141,7 @@ enum PowerLoss {
                     if o.flags.contains("sweep"), checked.isClean {
                         // The sweep the power loss interrupted, run to its end on the image: every record then
                         // in its current layout, every object still equal to the oracle.
-                        _ = try store.compactLayouts(batchSize: o.batch)
+                        _ = try store.performMaintenance(batchSize: o.batch)
                         if try !store.maintenanceStatus().isComplete || store.info().entities.contains(where: { $0.layoutCount > 1 }) {
                             store.close()
                             emit("\(label) FAIL the sweep did not finish on the image")

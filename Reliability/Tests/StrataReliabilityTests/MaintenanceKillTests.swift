@@ -6,7 +6,7 @@ import Testing
 
 /// The reliability plan's item 24, adapted to Strata (which never swaps a store's data file in place):
 /// a backup is written into a temporary directory beside its destination and renamed into place, and
-/// `rewriteRecordsInCurrentLayouts()` rewrites records in batches. Both are killed at their fault points and
+/// `performMaintenance()` rewrites records in batches. Both are killed at their fault points and
 /// at random instants; the source store, and the backup when it exists, must hold every object.
 extension ReliabilitySuite {
     @Suite struct Maintenance {

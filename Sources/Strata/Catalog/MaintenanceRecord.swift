@@ -2,7 +2,7 @@
 /// older layouts, indexes still being built, and where the sweep stopped.
 ///
 /// Metadata-only migrations leave records in the layouts that wrote them (read through projections) and add
-/// indexes without building them at open; the sweep (``Store/compactLayouts(progress:)``, and the
+/// indexes without building them at open; the sweep (``Store/performMaintenance(batchSize:progress:)``, and the
 /// background maintenance a store runs after open) rewrites the records into the current layout and builds
 /// the indexes, in bounded write transactions that also update this record, so a kill never loses or repeats
 /// work. Writers keep it exact: updating or deleting a record of an older layout decrements its count.

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// The background maintenance of one open store handle: a thread that runs ``LayoutSweep`` batches — records
+/// The background maintenance of one open store handle: a thread that runs ``MaintenanceBatch`` batches — records
 /// of older layouts rewritten into the current layout, indexes built, retired databases emptied — until
 /// nothing is left, each batch a short write transaction (a few milliseconds), pausing while the app's own
 /// writers wait for the write lock. It stops when the handle closes, when another handle migrates the store,
@@ -47,7 +47,7 @@ final class MaintenanceWorker: Sendable {
                 continue
             }
             do {
-                let batch = try LayoutSweep.batch(model: model, environment: environment, limit: batchLimit, seconds: batchSeconds)
+                let batch = try MaintenanceBatch.run(model: model, environment: environment, limit: batchLimit, seconds: batchSeconds)
                 failures = 0
                 if batch.isDone { return }
             } catch let error as StoreError where error.code.isEnvironmental && error.code != .closed && error.code != .usedAfterFork {

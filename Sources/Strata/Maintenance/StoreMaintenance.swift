@@ -26,7 +26,7 @@ public struct MaintenanceStatus: Sendable, Codable, Hashable {
     }
 }
 
-/// The progress of ``Store/compactLayouts(batchSize:progress:)``, after each batch.
+/// The progress of ``Store/performMaintenance(batchSize:progress:)``, after each batch.
 public struct MaintenanceProgress: Sendable, CustomStringConvertible {
     /// The entity the last batch worked on (nil while retired databases are emptied).
     public var entity: String?
@@ -74,19 +74,19 @@ extension Store {
 
     /// Runs the store's maintenance to completion, now: rewrites every record of an older layout into its
     /// entity's current layout (metadata-only migrations leave old records as they were written, and read
-    /// them through projections), builds the indexes still being built, and empties the databases earlier
-    /// migrations retired. Each batch is one short write transaction that records its progress, so the store
-    /// stays usable meanwhile (other writers interleave) and a kill loses nothing: run it again. (A store runs
-    /// the same work in the background after it opens; see ``StoreConfiguration/backgroundMaintenance``.)
+    /// them through projections — *the sweep*), builds the indexes still being built, and empties the databases
+    /// earlier migrations retired. Each batch is one short write transaction that records its progress, so the
+    /// store stays usable meanwhile (other writers interleave) and a kill loses nothing: run it again. (A store
+    /// runs the same work in the background after it opens; see ``StoreConfiguration/backgroundMaintenance``.)
     ///
     /// - Returns: the totals: records rewritten, index entries added, retired entries deleted.
     @discardableResult
-    public func compactLayouts(batchSize: Int = 10_000, progress: ((MaintenanceProgress) -> Void)? = nil) throws -> MaintenanceProgress {
+    public func performMaintenance(batchSize: Int = 10_000, progress: ((MaintenanceProgress) -> Void)? = nil) throws -> MaintenanceProgress {
         if isClosed { throw StoreError.closed }
         if readOnly { throw StoreError.readOnly }
         var total = MaintenanceProgress(entity: nil, rewritten: 0, indexed: 0, deleted: 0, remainingOldRecords: 0, remainingIndexes: 0)
         while true {
-            let batch = try LayoutSweep.batch(model: model, environment: environment, limit: max(1, batchSize), seconds: 1)
+            let batch = try MaintenanceBatch.run(model: model, environment: environment, limit: max(1, batchSize), seconds: 1)
             total.entity = batch.entity
             total.rewritten += batch.rewritten
             total.indexed += batch.indexed
@@ -98,11 +98,18 @@ extension Store {
         }
     }
 
+    /// Runs the store's maintenance to completion: the earlier name of ``performMaintenance(batchSize:progress:)``.
+    @available(*, deprecated, renamed: "performMaintenance(batchSize:progress:)")
+    @discardableResult
+    public func compactLayouts(batchSize: Int = 10_000, progress: ((MaintenanceProgress) -> Void)? = nil) throws -> MaintenanceProgress {
+        try performMaintenance(batchSize: batchSize, progress: progress)
+    }
+
     /// Rewrites every record that is not in its entity's current layout (and does the rest of the store's
-    /// maintenance): ``compactLayouts(batchSize:progress:)``, kept under its earlier name.
-    /// - Returns: the number of records rewritten.
+    /// maintenance); returns the number of records rewritten.
+    @available(*, deprecated, message: "use performMaintenance(batchSize:progress:), whose result counts the records rewritten")
     @discardableResult
     public func rewriteRecordsInCurrentLayouts(batchSize: Int = 10_000) throws -> Int {
-        try compactLayouts(batchSize: batchSize).rewritten
+        try performMaintenance(batchSize: batchSize).rewritten
     }
 }

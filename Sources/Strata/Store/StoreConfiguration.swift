@@ -26,7 +26,7 @@ public struct StoreConfiguration: Sendable {
     /// Whether an open handle runs the store's maintenance in the background: records that metadata-only
     /// migrations left in older layouts are rewritten into the current layout, new indexes built, retired
     /// databases emptied — in short write transactions that yield to the app's writers. Default true; tools
-    /// that only inspect a store turn it off (``Store/compactLayouts(batchSize:progress:)`` runs the same work
+    /// that only inspect a store turn it off (``Store/performMaintenance(batchSize:progress:)`` runs the same work
     /// on demand).
     public var backgroundMaintenance: Bool = true
     /// Whether the app's model may open a store a *newer* model wrote, as it is, when every change since the

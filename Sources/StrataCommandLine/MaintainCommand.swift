@@ -2,9 +2,9 @@ import ArgumentParser
 import Foundation
 import Strata
 
-struct CompactLayoutsCommand: ParsableCommand {
+struct MaintainCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "compact-layouts",
+        commandName: "maintain",
         abstract: "Run a store's maintenance to completion: rewrite old-layout records, build indexes, empty retired databases.",
         discussion: """
             Metadata-only migrations (renames, added and removed attributes, widenings) leave records in the \
@@ -14,8 +14,9 @@ struct CompactLayoutsCommand: ParsableCommand {
             `strata info` shows what is left.
 
             Example:
-              strata compact-layouts ./Posts.store
-            """)
+              strata maintain ./Posts.store
+            """,
+        aliases: ["compact-layouts"])
 
     @Argument(help: "The store's directory.")
     var store: String
@@ -33,8 +34,8 @@ struct CompactLayoutsCommand: ParsableCommand {
         do {
             let initial = try handle.maintenanceStatus()
             let todo = max(1, initial.oldLayoutRecords)
-            total = try handle.compactLayouts(batchSize: batchSize) { p in
-                display.update(.init(label: "compact-layouts\(p.entity.map { " \($0)" } ?? "")",
+            total = try handle.performMaintenance(batchSize: batchSize) { p in
+                display.update(.init(label: "maintain\(p.entity.map { " \($0)" } ?? "")",
                                      completed: min(todo, p.rewritten), total: todo))
             }
         } catch {

@@ -1,12 +1,12 @@
 import Foundation
 
 /// One bounded batch of the store's maintenance, in one write transaction: rewrites records of older layouts
-/// into their entity's current layout and builds indexes that are still being built, then (once nothing of
+/// into their entity's current layout (the sweep) and builds indexes that are still being built, then (once nothing of
 /// that is left) empties the databases earlier migrations retired. The batch updates the maintenance record
 /// (counts, cursor, indexes) in the same transaction, so a kill at any instant neither loses nor repeats work,
 /// and it reads each record inside the write transaction, so an object an app writes meanwhile is never
 /// overwritten with an older value.
-enum LayoutSweep {
+enum MaintenanceBatch {
     /// What one batch did.
     struct Batch: Sendable {
         /// Records visited, records rewritten into the current layout, index entries added, garbage entries
@@ -25,7 +25,7 @@ enum LayoutSweep {
     }
 
     /// Runs one batch: at most `limit` records (or garbage entries), and at most `seconds`.
-    static func batch(model: BoundModel, environment: Environment, limit: Int, seconds: Double) throws -> Batch {
+    static func run(model: BoundModel, environment: Environment, limit: Int, seconds: Double) throws -> Batch {
         try environment.write { txn in
             guard let state = try model.meta.read(.state, in: txn, StateRecord.init(decoding:)) else {
                 throw StoreError.corrupted(path: environment.path, reason: .metadata("the state record is missing"))
