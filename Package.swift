@@ -76,6 +76,10 @@ let package = Package(
         .target(name: "StrataTestSupport", dependencies: ["Strata", "StrataTestKit"], path: "Tests/StrataTestSupport"),
         // Fixtures: store files that only an older Strata or LMDB writes as they are (kept byte for byte).
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataTestSupport"], resources: [.copy("Fixtures")]),
+        // The deprecated Codable typed API (`Persistable`), which keeps working: its tests use it on purpose, so
+        // their deprecation warnings are silenced here (the only target that does so).
+        .testTarget(name: "StrataCodableAPITests", dependencies: ["Strata", "StrataTestSupport"],
+                    swiftSettings: [.unsafeFlags(["-suppress-warnings"])]),
         // Expansion and diagnostic tests of the macros (the plugin's code, run in process).
         .testTarget(
             name: "StrataMacrosTests",

@@ -61,7 +61,7 @@ extension ModelDescription {
     private func attributeExpression(_ a: AttributeDescription) -> String {
         let type: String
         switch a.storage {
-        case .scalar(let scalar): type = scalar.attributeType
+        case .scalar(let swiftType): type = "Strata.ModelSupport.attributeType(of: \(swiftType).self)"
         case .codable(let shape, _): type = ".codable(\(shape))"
         case .raw(let swiftType): type = "Strata.ModelSupport.rawAttributeType(of: \(swiftType).self)"
         }
@@ -127,7 +127,7 @@ extension ModelDescription {
         for (slot, a) in slots where !a.isTransient {
             let method: String
             switch a.storage {
-            case .scalar(let scalar): method = a.isOptional ? scalar.optionalReadMethod : scalar.readMethod
+            case .scalar: method = "read"
             case .codable: method = a.isOptional ? "optionalCodable" : "codable"
             case .raw: method = a.isOptional ? "optionalRaw" : "raw"
             }

@@ -27,8 +27,8 @@ enum DefaultLiteral {
     static func value(of expression: ExprSyntax, storage: ModelDescription.Storage, typeText: String) -> Result {
         if expression.is(NilLiteralExprSyntax.self) { return .none }
         switch storage {
-        case .scalar(let scalar):
-            return scalarValue(expression, scalar)
+        case .scalar:
+            return scalarValue(expression, typeText: typeText)
         case .codable:
             guard isLiteralTree(expression) else { return .notALiteral }
             return .value("Strata.ModelSupport.codableDefault(\(expression.trimmedDescription) as \(typeText))")
@@ -38,31 +38,25 @@ enum DefaultLiteral {
         }
     }
 
-    private static func scalarValue(_ expression: ExprSyntax, _ scalar: ScalarType) -> Result {
+    /// A literal as the property's type stores it: the library's `ModelScalar` conformance of `typeText` turns
+    /// the literal into a value of its attribute type (an `Int16` property's `= 5` is `.int16(5)`, a `Decimal`'s
+    /// `= 0.1` exactly 0.1), as the schema DSL normalizes defaults.
+    private static func scalarValue(_ expression: ExprSyntax, typeText: String) -> Result {
         let text = expression.trimmedDescription
-        let number = numberLiteral(expression)
-        switch scalar {
-        case .int, .int64, .int32, .int16:
-            guard number == .integer else { return .notALiteral }
-            return .value(".\(scalar.valueCase)(\(text))")
-        case .double, .float:
-            guard number != nil else { return .notALiteral }
-            return .value(".\(scalar.valueCase)(\(text))")
-        case .decimal:
-            switch number {
-            case .integer?: return .value(".decimal(Foundation.Decimal(\(text)))")
-            case .floating?: return .value(".decimal(Foundation.Decimal(string: \"\(text)\") ?? 0)")
-            case nil: return .notALiteral
+        let literal: String
+        switch numberLiteral(expression) {
+        case .integer?: literal = ".integer(\(text))"
+        case .floating?: literal = ".floating(\"\(text)\")"
+        case nil:
+            if expression.is(BooleanLiteralExprSyntax.self) {
+                literal = ".boolean(\(text))"
+            } else if let string = expression.as(StringLiteralExprSyntax.self), isPlain(string) {
+                literal = ".string(\(text))"
+            } else {
+                return .notALiteral
             }
-        case .bool:
-            guard expression.is(BooleanLiteralExprSyntax.self) else { return .notALiteral }
-            return .value(".bool(\(text))")
-        case .string:
-            guard let string = expression.as(StringLiteralExprSyntax.self), isPlain(string) else { return .notALiteral }
-            return .value(".string(\(text))")
-        case .date, .data, .uuid, .url:
-            return .notALiteral
         }
+        return .value("Strata.ModelSupport.defaultValue(\(literal), of: \(typeText).self)")
     }
 
     private enum NumberKind { case integer, floating }

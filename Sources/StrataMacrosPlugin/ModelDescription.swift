@@ -6,8 +6,8 @@ import SwiftSyntax
 struct ModelDescription {
     /// How an attribute's values are stored.
     enum Storage {
-        /// A type Strata stores natively.
-        case scalar(ScalarType)
+        /// A type Strata stores as it is (a `ModelScalar`, which the compiler checks); the Swift type's text.
+        case scalar(type: String)
         /// `Codable` JSON under a shape name (a Swift string literal's text) of the Swift type `swiftType`
         /// (whose ``CodableShapeDescribing`` conformance, if any, gives the attribute its shape).
         case codable(shape: String, swiftType: String)
@@ -234,8 +234,8 @@ extension ModelDescription {
                                swiftType: base.syntax.trimmedDescription)
         } else if options.rawValue {
             storage = .raw(type: base.syntax.trimmedDescription)
-        } else if let scalar = ScalarType(name: base.baseName), base.isPlainName {
-            storage = .scalar(scalar)
+        } else if base.isPlainName && !base.isCollection && UnstoredNumber.replacement(for: base.baseName) == nil {
+            storage = .scalar(type: base.syntax.trimmedDescription)
         } else {
             reportUnsupported(variable, name: name, type: base)
             return
@@ -286,7 +286,7 @@ extension ModelDescription {
         let addCodable = FixIt(message: ModelFixIt(message: "store '\(name)' as Codable JSON"), changes: [
             .replace(oldNode: Syntax(variable), newNode: Syntax(Self.adding("@Field(.codable)", to: variable))),
         ])
-        if let replacement = ScalarType.replacement(for: type.baseName), type.isPlainName {
+        if let replacement = UnstoredNumber.replacement(for: type.baseName), type.isPlainName {
             let fixIt = FixIt(message: ModelFixIt(message: "use '\(replacement)'"), changes: [
                 .replace(oldNode: Syntax(type.syntax), newNode: Syntax(IdentifierTypeSyntax(name: .identifier(replacement))
                     .with(\.leadingTrivia, type.syntax.leadingTrivia).with(\.trailingTrivia, type.syntax.trailingTrivia))),

@@ -57,71 +57,9 @@ struct PropertyType {
     }
 }
 
-/// The Swift types Strata stores natively, with their attribute type and reader method.
-enum ScalarType: String {
-    case int = "Int", int64 = "Int64", int32 = "Int32", int16 = "Int16", double = "Double", float = "Float"
-    case bool = "Bool", string = "String", date = "Date", data = "Data", uuid = "UUID", url = "URL", decimal = "Decimal"
-
-    init?(name: String) { self.init(rawValue: name) }
-
-    /// The `AttributeType` case, as Swift source.
-    var attributeType: String {
-        switch self {
-        case .int, .int64: ".int64"
-        case .int32: ".int32"
-        case .int16: ".int16"
-        case .double: ".double"
-        case .float: ".float"
-        case .bool: ".bool"
-        case .string: ".string"
-        case .date: ".date"
-        case .data: ".data"
-        case .uuid: ".uuid"
-        case .url: ".url"
-        case .decimal: ".decimal"
-        }
-    }
-
-    /// The `Value` case a default of this type is written in.
-    var valueCase: String {
-        switch self {
-        case .int, .int64: "int64"
-        case .int32: "int32"
-        case .int16: "int16"
-        case .double: "double"
-        case .float: "float"
-        case .bool: "bool"
-        case .string: "string"
-        case .date: "date"
-        case .data: "data"
-        case .uuid: "uuid"
-        case .url: "url"
-        case .decimal: "decimal"
-        }
-    }
-
-    /// The `ModelReader` method that reads a required value (`string`); optional ones add `optional`.
-    var readMethod: String {
-        switch self {
-        case .int: "int"
-        case .int64: "int64"
-        case .int32: "int32"
-        case .int16: "int16"
-        case .double: "double"
-        case .float: "float"
-        case .bool: "bool"
-        case .string: "string"
-        case .date: "date"
-        case .data: "data"
-        case .uuid: "uuid"
-        case .url: "url"
-        case .decimal: "decimal"
-        }
-    }
-
-    var optionalReadMethod: String { "optional" + rawValue }
-
-    /// The type to use instead of a numeric type Strata does not store.
+/// Numeric types Strata does not store, and the stored type to use instead (the types Strata stores are the
+/// library's `ModelScalar` conformances: generated code names the property's type and the compiler checks it).
+enum UnstoredNumber {
     static func replacement(for name: String) -> String? {
         switch name {
         case "Int8", "UInt8": "Int16"

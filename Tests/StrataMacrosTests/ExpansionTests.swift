@@ -46,9 +46,9 @@ import Testing
                     Strata.ModelSupport.shaped(Strata.Attribute("tags", .codable("[String]"), defaultValue: Strata.ModelSupport.codableDefault([] as [String])), of: [String].self),
                     Strata.Attribute("kind", Strata.ModelSupport.rawAttributeType(of: Kind.self), defaultValue: Strata.ModelSupport.rawDefault(.book as Kind)),
                     Strata.Attribute("color", Strata.ModelSupport.rawAttributeType(of: Color.self), isOptional: true),
-                    Strata.Attribute("cache", .int64, defaultValue: .int64(0), isTransient: true),
-                    Strata.Attribute("price", .decimal, defaultValue: .decimal(Foundation.Decimal(12))),
-                    Strata.Attribute("ratio", .float, defaultValue: .float(0.5)),
+                    Strata.Attribute("cache", Strata.ModelSupport.attributeType(of: Int.self), defaultValue: Strata.ModelSupport.defaultValue(.integer(0), of: Int.self), isTransient: true),
+                    Strata.Attribute("price", Strata.ModelSupport.attributeType(of: Decimal.self), defaultValue: Strata.ModelSupport.defaultValue(.integer(12), of: Decimal.self)),
+                    Strata.Attribute("ratio", Strata.ModelSupport.attributeType(of: Float.self), defaultValue: Strata.ModelSupport.defaultValue(.floating("0.5"), of: Float.self)),
                 ],
                 relationships: [
                     Strata.Relationship("owners", to: Owner.entityName, inverse: "items", toMany: true, deleteRule: .cascade, minCount: 1, maxCount: 3),
@@ -107,8 +107,8 @@ import Testing
                 self.tags = try record.codable(1)
                 self.kind = try record.raw(2)
                 self.color = try record.optionalRaw(3)
-                self.price = try record.decimal(5)
-                self.ratio = try record.float(6)
+                self.price = try record.read(5)
+                self.ratio = try record.read(6)
                 self.owners = try record.related(0)
                 self.shelf = try record.relatedOne(1)
                 self.objectID = record.objectID
@@ -144,8 +144,8 @@ import Testing
             public static let entity: Strata.Entity = Strata.Entity(
                 "Article",
                 attributes: [
-                    Strata.Attribute("headline", .string),
-                    Strata.Attribute("body", .string, defaultValue: .string("")),
+                    Strata.Attribute("headline", Strata.ModelSupport.attributeType(of: String.self)),
+                    Strata.Attribute("body", Strata.ModelSupport.attributeType(of: String.self), defaultValue: Strata.ModelSupport.defaultValue(.string(""), of: String.self)),
                 ],
                 relationships: [],
                 renamingIdentifier: "Post",
@@ -170,8 +170,8 @@ import Testing
 
         extension Story: Strata.EntityModel {
             public init(from record: inout Strata.ModelReader) throws {
-                self.headline = try record.string(0)
-                self.body = try record.string(1)
+                self.headline = try record.read(0)
+                self.body = try record.read(1)
                 self.objectID = record.objectID
             }
         }

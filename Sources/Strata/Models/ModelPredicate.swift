@@ -108,19 +108,7 @@ extension ModelQueryable where Self: RawRepresentable, RawValue: ModelQueryable 
     public var queryValue: Value { rawValue.queryValue }
 }
 
-extension Int: ModelQueryable { public var queryValue: Value { .int64(Int64(self)) } }
-extension Int64: ModelQueryable { public var queryValue: Value { .int64(self) } }
-extension Int32: ModelQueryable { public var queryValue: Value { .int32(self) } }
-extension Int16: ModelQueryable { public var queryValue: Value { .int16(self) } }
-extension Double: ModelQueryable { public var queryValue: Value { .double(self) } }
-extension Float: ModelQueryable { public var queryValue: Value { .float(self) } }
-extension Bool: ModelQueryable { public var queryValue: Value { .bool(self) } }
-extension String: ModelQueryable { public var queryValue: Value { .string(self) } }
-extension Date: ModelQueryable { public var queryValue: Value { .date(self) } }
-extension Data: ModelQueryable { public var queryValue: Value { .data(self) } }
-extension UUID: ModelQueryable { public var queryValue: Value { .uuid(self) } }
-extension URL: ModelQueryable { public var queryValue: Value { .url(self) } }
-extension Decimal: ModelQueryable { public var queryValue: Value { .decimal(self) } }
+// The stored scalar types conform through ``ModelScalar`` (Models/ModelScalar.swift).
 extension Optional: ModelQueryable where Wrapped: ModelQueryable {
     public var queryValue: Value { self?.queryValue ?? .null }
 }

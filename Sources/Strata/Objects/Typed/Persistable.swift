@@ -1,4 +1,5 @@
-/// A Swift type stored as objects of an entity, through `Codable`: the typed API.
+/// A Swift type stored as objects of an entity, through `Codable`: the earlier typed API, deprecated in favour of
+/// ``EntityModel`` (`@Entity` models), the one typed API. It keeps working until a later major version.
 ///
 /// Coding keys name the entity's attributes; a property named `id` of type `ObjectID?` receives the object's
 /// identifier and is not stored; properties of type `ObjectID?` or `[ObjectID]` whose key names a relationship
@@ -20,6 +21,7 @@
 ///
 /// The typed API maps values through `Codable`, which costs more per object than the dynamic API; bulk
 /// loaders that need the last bit of speed use ``WriteContext/insert(_:orderedValues:)``.
+@available(*, deprecated, message: "Declare models with @Entity (import StrataModels): the one typed API — checked by the compiler, read and written in place, queried with key paths. Codable values stay storable as @Field(.codable) attributes.")
 public protocol Persistable: Codable, Sendable {
     /// The entity the type's objects belong to.
     static var entityName: String { get }
@@ -28,6 +30,7 @@ public protocol Persistable: Codable, Sendable {
 extension WriteContext {
     /// Inserts a value as a new object. Its `id` property, if any, is ignored.
     /// - Returns: the new object's identifier.
+    @available(*, deprecated, message: "Declare models with @Entity (import StrataModels): the one typed API — checked by the compiler, read and written in place, queried with key paths. Codable values stay storable as @Field(.codable) attributes.")
     @discardableResult
     public func insert<T: Persistable>(_ value: T) throws -> ObjectID {
         let binding = try binding(T.entityName)
@@ -42,6 +45,7 @@ extension WriteContext {
     }
 
     /// Stores a value as the object `id` (attributes, and the relationships the value has properties for).
+    @available(*, deprecated, message: "Declare models with @Entity (import StrataModels): the one typed API — checked by the compiler, read and written in place, queried with key paths. Codable values stay storable as @Field(.codable) attributes.")
     public func update<T: Persistable>(_ value: T, id: ObjectID) throws {
         let binding = try binding(T.entityName)
         let encoded = try TypedEncoding.encode(value, binding: binding)
@@ -58,6 +62,7 @@ extension WriteContext {
 
 extension ReadContext {
     /// The object `id` as a value of `T`, or nil.
+    @available(*, deprecated, message: "Declare models with @Entity (import StrataModels): the one typed API — checked by the compiler, read and written in place, queried with key paths. Codable values stay storable as @Field(.codable) attributes.")
     public func fetch<T: Persistable>(_ type: T.Type, id: ObjectID) throws -> T? {
         let binding = try binding(T.entityName)
         guard let object = try object(id.rawValue, binding) else { return nil }
@@ -65,11 +70,13 @@ extension ReadContext {
     }
 
     /// The objects of `T`'s entity, as a lazy typed query.
+    @available(*, deprecated, message: "Declare models with @Entity (import StrataModels): the one typed API — checked by the compiler, read and written in place, queried with key paths. Codable values stay storable as @Field(.codable) attributes.")
     public func objects<T: Persistable>(_ type: T.Type) throws -> TypedQuery<T> {
         TypedQuery(query: try objects(T.entityName), context: self)
     }
 
     /// Decodes a dynamic object as a value of `T`.
+    @available(*, deprecated, message: "Declare models with @Entity (import StrataModels): the one typed API — checked by the compiler, read and written in place, queried with key paths. Codable values stay storable as @Field(.codable) attributes.")
     public func decode<T: Persistable>(_ type: T.Type, from object: DynamicObject) throws -> T {
         try TypedDecoding.decode(T.self, from: object, context: self)
     }
@@ -77,6 +84,7 @@ extension ReadContext {
 
 /// A lazy query whose results are decoded as `T`. Build it with the dynamic query's operations
 /// (``ObjectQuery``) through ``query``.
+@available(*, deprecated, message: "Declare models with @Entity (import StrataModels): the one typed API — checked by the compiler, read and written in place, queried with key paths. Codable values stay storable as @Field(.codable) attributes.")
 public struct TypedQuery<T: Persistable> {
     /// The dynamic query underneath (filter, sort and limit it, then wrap it again with ``init(_:context:)``).
     public var query: ObjectQuery
