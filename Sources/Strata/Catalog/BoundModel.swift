@@ -14,14 +14,14 @@ final class BoundModel: Sendable {
     /// Whether the store had maintenance left when the model was bound (records of older layouts, indexes
     /// being built, retired databases): a store handle then starts its background maintenance.
     let needsMaintenance: Bool
-    /// Set when an older model is bound to a store a newer model wrote (see ``Downgrade``): the store's version.
+    /// Set when an older model is bound to a store a newer model wrote (see `Opening/Downgrade.swift`): the store's version.
     let downgradedFrom: String?
 
     init(schema: Schema, catalog: Catalog, generation: UInt64, meta: MetaTable, handles: [String: DatabaseHandle],
          withoutIndexesFor unindexed: Set<String> = [], buildingIndexes: Set<UInt32> = [],
-         needsMaintenance: Bool = false, downgrade: (Downgrade, from: String)? = nil) throws(DecodeFailure) {
+         needsMaintenance: Bool = false, olderModel: (declaredEntities: [String: Entity], storeVersion: String)? = nil) throws(DecodeFailure) {
         self.needsMaintenance = needsMaintenance
-        self.downgradedFrom = downgrade?.from
+        self.downgradedFrom = olderModel?.storeVersion
         self.schema = schema
         self.catalog = catalog
         self.generation = generation
@@ -34,7 +34,7 @@ final class BoundModel: Sendable {
             bindings.append(try EntityBinding(position: position, entity: entity, schema: schema,
                                               catalog: catalog, entityIndex: entityIndex, handles: handles,
                                               indexed: !unindexed.contains(entity.name), buildingIndexes: buildingIndexes,
-                                              declared: downgrade?.0.declaredEntities[entity.name]))
+                                              declared: olderModel?.declaredEntities[entity.name]))
         }
         entities = bindings
     }
@@ -51,7 +51,7 @@ final class BoundModel: Sendable {
     /// LMDB flags of a database, from its name: links (`l…`), indexes (`i…`) and a migration's associations
     /// are sorted duplicates of fixed size; records, metadata and lookup tables are plain.
     static func databaseFlags(_ name: String) -> UInt32 {
-        if name == StepRunner.associationDatabase { return LMDBFlags.dupSort | LMDBFlags.dupFixed }
+        if name == Catalog.associationDatabase { return LMDBFlags.dupSort | LMDBFlags.dupFixed }
         switch name.first {
         case "l", "i": return LMDBFlags.dupSort | LMDBFlags.dupFixed
         default: return 0
@@ -114,12 +114,12 @@ final class EntityBinding: Sendable {
     /// fields straight into the record when they do).
     let currentFollowsModelOrder: Bool
     /// The entity as the app's model declares it: ``entity`` itself, or for an older model bound to a newer
-    /// store (``Downgrade``) without the attributes it keeps for the newer model.
+    /// store (`Opening/Downgrade.swift`) without the attributes it keeps for the newer model.
     let declaredEntity: Entity
     /// Positions of the attributes kept for a newer model (after the declared ones; empty normally): model
     /// types never write them, updates keep their stored values.
     let keptAttributes: Range<Int>
-    /// Bound for an older model (``Downgrade``): its property positions are not the store model's.
+    /// Bound for an older model (`Opening/Downgrade.swift`): its property positions are not the store model's.
     let isDowngraded: Bool
 
     init(position: Int, entity: Entity, schema: Schema, catalog: Catalog, entityIndex: [String: Int],
@@ -158,7 +158,7 @@ final class EntityBinding: Sendable {
             throw DecodeFailure("the catalog's attributes of \(entity.name) do not match the model")
         }
         var layouts: [LayoutProjection] = []
-        for l in entry.layouts { layouts.append(try LayoutProjection(entry: l, entity: entity, catalogToModel: catalogToModel)) }
+        for l in entry.layouts { layouts.append(try LayoutProjection(layout: l.layout, sources: l.sources, entity: entity, catalogToModel: catalogToModel)) }
         guard let current = layouts.first(where: { $0.layout.id == entry.currentLayout }),
               current.isDirect, !current.fieldAttributes.contains(nil) else {
             throw DecodeFailure("the current layout of \(entity.name) is missing or not direct")

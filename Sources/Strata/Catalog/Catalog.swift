@@ -52,6 +52,10 @@ struct Catalog: Sendable, Equatable {
         var isUnique: Bool
     }
 
+    /// The database where a custom stage records which destination objects each source object became (sorted
+    /// duplicates of fixed size, like links): created for a step with entity mappings, dropped with its staging.
+    static let associationDatabase = "m.assoc"
+
     mutating func allocateTag() -> UInt32 {
         defer { nextTag += 1 }
         return nextTag

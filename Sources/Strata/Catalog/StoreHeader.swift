@@ -63,8 +63,10 @@ struct StoreHeader {
     }
 
     /// Opens every database the catalog names (in `txn`) and binds `schema` to them — or, for an older model
-    /// that can open the store as it is, `downgrade`'s model to its translated catalog.
-    func bind(_ schema: Schema, in txn: Transaction, downgrade: Downgrade? = nil) throws -> BoundModel {
+    /// that can open the store as it is, `olderModel`: its model (with the kept attributes), the catalog translated to
+    /// its names, and its entities as it declares them.
+    func bind(_ schema: Schema, in txn: Transaction,
+              olderModel: (schema: Schema, catalog: Catalog, declaredEntities: [String: Entity])? = nil) throws -> BoundModel {
         var handles: [String: DatabaseHandle] = [:]
         for name in catalog.entities.map(\.database) + catalog.relationships.map(\.database) + catalog.indexes.map(\.database) {
             guard let dbi = try txn.openDatabase(name, flags: BoundModel.databaseFlags(name), create: false) else {
@@ -75,11 +77,12 @@ struct StoreHeader {
         let maintenance = try MaintenanceRecord.read(meta, in: txn)
         do {
             // The newer model's app does the store's maintenance; an older one only reads and writes objects.
-            let needsMaintenance = downgrade == nil
+            let needsMaintenance = olderModel == nil
                 && (!maintenance.isEmpty || !catalog.garbage.isEmpty || catalog.entities.contains { $0.layouts.count > 1 })
-            return try BoundModel(schema: downgrade?.schema ?? schema, catalog: downgrade?.catalog ?? catalog, generation: state.generation,
+            return try BoundModel(schema: olderModel?.schema ?? schema, catalog: olderModel?.catalog ?? catalog, generation: state.generation,
                                   meta: meta, handles: handles, buildingIndexes: maintenance.buildingIndexes,
-                                  needsMaintenance: needsMaintenance, downgrade: downgrade.map { ($0, from: identity.versionIdentifier) })
+                                  needsMaintenance: needsMaintenance,
+                                  olderModel: olderModel.map { ($0.declaredEntities, storeVersion: identity.versionIdentifier) })
         } catch {
             throw StoreError.corrupted(path: meta.path, reason: .metadata(error.reason))
         }

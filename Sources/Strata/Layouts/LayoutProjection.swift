@@ -17,9 +17,10 @@ final class LayoutProjection: Sendable {
     /// layout is not direct, without looking at the projection.
     let readsFieldAsIs: [Bool]
 
-    /// The projection of catalog layout `entry` for `entity`, whose stored attribute `j` in the catalog's order
-    /// is the model's attribute `catalogToModel[j]`.
-    init(entry: Catalog.LayoutEntry, entity: Entity, catalogToModel: [Int]) throws(DecodeFailure) {
+    /// The projection of a layout whose records `sources` read (one per stored attribute, in the catalog's order)
+    /// for `entity`, whose stored attribute `j` in the catalog's order is the model's attribute `catalogToModel[j]`.
+    init(layout: RecordLayout, sources stored: [FieldSource], entity: Entity, catalogToModel: [Int]) throws(DecodeFailure) {
+        let entry = (layout: layout, sources: stored)
         var sources = entity.attributes.map { FieldSource.constant($0.isTransient ? $0.initialValue : .null) }
         var fieldAttributes = [Int?](repeating: nil, count: entry.layout.fieldTypes.count)
         var direct = true

@@ -29,14 +29,15 @@ struct RecordFields {
     /// not walk the record again (record views, which read attributes in any order).
     private let offsets: UnsafeMutablePointer<Int>?
 
-    /// Opens the record of object `id` of `entity`, checking its checksum and format.
-    /// - Parameter offsets: room for one offset per field of the record's layout (see ``fieldCapacity(of:)``),
-    ///   for readers that read fields in any order.
+    /// Opens the record of object `id` of the entity tagged `entityTag`, checking its checksum and format;
+    /// `projection` gives each of the entity's layouts' projection.
+    /// - Parameter offsets: room for one offset per field of the record's layout, for readers that read fields in
+    ///   any order.
     @inline(__always)
-    init(_ bytes: UnsafeRawBufferPointer, id: UInt64, entity: EntityBinding,
+    init(_ bytes: UnsafeRawBufferPointer, id: UInt64, entityTag: UInt32, projection: (UInt32) -> LayoutProjection?,
          offsets: UnsafeMutablePointer<Int>? = nil) throws(DecodeFailure) {
-        let (layoutID, r) = try RecordCodec.open(bytes, entityTag: entity.tag, id: id)
-        guard let projection = entity.layout(layoutID) else { throw DecodeFailure("unknown layout \(layoutID)") }
+        let (layoutID, r) = try RecordCodec.open(bytes, entityTag: entityTag, id: id)
+        guard let projection = projection(layoutID) else { throw DecodeFailure("unknown layout \(layoutID)") }
         try self.init(bytes, layoutID: layoutID, codes: projection.fieldCodes, bitmapSize: projection.layout.bitmapSize,
                       projection: projection, body: r, offsets: offsets)
     }
@@ -65,11 +66,6 @@ struct RecordFields {
         self.end = r.end
         self.nextOffset = r.offset + bitmapSize
         self.offsets = offsets
-    }
-
-    /// The most fields any layout of `entity` has: the room ``init(_:id:entity:offsets:)`` needs.
-    static func fieldCapacity(of entity: EntityBinding) -> Int {
-        max(1, entity.layouts.map(\.layout.fieldTypes.count).max() ?? 1)
     }
 
     @inline(__always)
@@ -189,10 +185,10 @@ struct RecordFields {
         case notConvertible(Value)
     }
 
-    /// Reads attribute `a` of `entity` as `T`: decoded in place from a field of type code `code` with `decode` when the
+    /// Reads attribute `a` (of `attributeTypes[a]`) as `T`: decoded in place from a field of type code `code` with `decode` when the
     /// attribute is a plain field, otherwise projected and converted with `fromValue`. Nil when null.
     @inline(__always)
-    mutating func read<T>(_ a: Int, of entity: EntityBinding, code: UInt8, decode: (inout BinaryReader) throws -> T,
+    mutating func read<T>(_ a: Int, types attributeTypes: [AttributeType], code: UInt8, decode: (inout BinaryReader) throws -> T,
                           fromValue: (Value) -> T?) throws(ReadFailure) -> T? {
         guard let projection else { throw ReadFailure.damaged(DecodeFailure("no projection to read attributes through")) }
         if projection.isDirect || projection.readsFieldAsIs[a] {
@@ -221,7 +217,7 @@ struct RecordFields {
                 value = v
             case .converted(let f, _):
                 // A narrower field: decoded with its own type, widened to the attribute's.
-                value = try source.project(try storedValue(ofField: f), to: entity.attributeTypes[a])
+                value = try source.project(try storedValue(ofField: f), to: attributeTypes[a])
             case .reshaped(let f, let reshape, _):
                 guard var r = try reader(atField: f) else { value = source.valueWhenFieldIsNull; break }
                 value = .codable(try reshape.apply(toJSON: Data(try r.lengthPrefixed())))
@@ -238,13 +234,13 @@ struct RecordFields {
         return converted
     }
 
-    /// Decodes every attribute into `values`, in one pass over the record (one value per attribute of `entity`, reusing the array's storage when
+    /// Decodes every attribute into `values`, in one pass over the record (one value per attribute, reusing the array's storage when
     /// it is not shared: scans decode every object into the same array when the caller keeps none of them).
-    mutating func decodeAll(of entity: EntityBinding, into values: inout [Value]) throws(DecodeFailure) {
+    mutating func decodeAll(initialValues: [Value], types attributeTypes: [AttributeType], into values: inout [Value]) throws(DecodeFailure) {
         guard let projection else { throw DecodeFailure("no projection to read attributes through") }
         let codes = fieldCodes
         let fieldAttributes = projection.fieldAttributes
-        let count = entity.initialValues.count
+        let count = initialValues.count
         var r = BinaryReader(bytes, end: end)
         r.offset = fieldsStart
         do {
@@ -268,10 +264,10 @@ struct RecordFields {
                 }
                 let all: UInt64 = count == 64 ? .max : (UInt64(1) << UInt64(count)) - 1
                 if filled != all {
-                    for a in 0..<count where filled & (UInt64(1) << UInt64(a)) == 0 { values[a] = entity.initialValues[a] }
+                    for a in 0..<count where filled & (UInt64(1) << UInt64(a)) == 0 { values[a] = initialValues[a] }
                 }
             } else {
-                values = entity.initialValues
+                values = initialValues
                 for i in 0..<codes.count {
                     let null = isNull(field: i)
                     if let a = fieldAttributes[i] {
@@ -289,7 +285,7 @@ struct RecordFields {
         guard r.isAtEnd else { throw DecodeFailure("\(r.remaining) bytes after the last field") }
         if !projection.isDirect {
             for (a, source) in projection.sources.enumerated() where !source.isPlainField {
-                values[a] = try source.project(source.field == nil ? .null : values[a], to: entity.attributeTypes[a])
+                values[a] = try source.project(source.field == nil ? .null : values[a], to: attributeTypes[a])
             }
         }
     }

@@ -166,3 +166,8 @@ final class ObservationHub: Sendable {
         return result
     }
 }
+
+extension Environment {
+    /// This process's observers of the store.
+    var observations: ObservationHub { attachment(ObservationHub.self) { ObservationHub() } }
+}

@@ -7,21 +7,25 @@ struct StoreOpener {
     let configuration: StoreConfiguration
     var path: String { url.standardizedFileURL.path }
 
-    func open(schema: Schema, plan: MigrationPlan?, removesDirectoryOnClose: Bool = false) throws -> Store {
+    /// An open store's environment (one more use of it, which the new handle owns) and the model bound to it.
+    struct Opened {
+        let environment: Environment
+        let model: BoundModel
+    }
+
+    func open(schema: Schema, plan: MigrationPlan?) throws -> Opened {
         let environment = try acquireEnvironment(creatingFor: schema, databases: configuration.databases(for: [schema] + (plan?.schemas ?? [])))
         do {
             let model = try StoreOpening(environment: environment.environment, schema: schema, plan: plan, purpose: .open,
                                          configuration: configuration).bind(isNewEnvironment: environment.isNew)
-            return Store(url: url, environment: environment.environment, model: model,
-                         removesDirectoryOnClose: removesDirectoryOnClose, readOnly: configuration.readOnly,
-                         backgroundMaintenance: configuration.backgroundMaintenance)
+            return Opened(environment: environment.environment, model: model)
         } catch {
             environment.environment.release()
             throw error
         }
     }
 
-    func openRecorded() throws -> Store {
+    func openRecorded() throws -> Opened {
         let environment = try acquireEnvironment(creatingFor: nil, databases: configuration.maximumDatabases * 2)
         do {
             let model = try environment.environment.read { txn -> BoundModel in
@@ -29,7 +33,7 @@ struct StoreOpener {
                 let schema = try header.recordedSchema(in: txn)
                 return try header.bind(schema, in: txn)
             }
-            return Store(url: url, environment: environment.environment, model: model, readOnly: configuration.readOnly)
+            return Opened(environment: environment.environment, model: model)
         } catch {
             environment.environment.release()
             throw error

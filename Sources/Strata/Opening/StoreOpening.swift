@@ -22,7 +22,7 @@ struct StoreOpening {
     }
 
     var driver: MigrationDriver {
-        MigrationDriver(environment: environment, schema: request.schema, plan: request.plan, configuration: configuration)
+        MigrationDriver(environment: environment, schema: request.schema, plan: request.plan, options: configuration.migration)
     }
 
     // MARK: Opening
@@ -45,7 +45,7 @@ struct StoreOpening {
         if let downgrade = outcome.olderModel {
             return try environment.read { txn in
                 let header = try StoreHeader.read(in: txn, path: path)
-                return try header.bind(schema, in: txn, downgrade: downgrade)
+                return try header.bind(schema, in: txn, olderModel: (downgrade.schema, downgrade.catalog, downgrade.declaredEntities))
             }
         }
         var header = try driver.readHeader()

@@ -1,14 +1,6 @@
 import CStrataSupport
 import Foundation
 
-/// Why bytes could not be decoded (a record, a metadata value); becomes a typed public error naming the
-/// record or the metadata key.
-struct DecodeFailure: Error, Sendable, Equatable, CustomStringConvertible {
-    let reason: String
-    init(_ reason: String) { self.reason = reason }
-    var description: String { reason }
-}
-
 /// CRC-32C over a sequence of byte ranges (hardware-accelerated).
 enum Checksum {
     @inline(__always)

@@ -57,6 +57,12 @@ public final class Store: Sendable {
             ? MaintenanceWorker(model: model, environment: environment) : nil
     }
 
+    /// A handle on what ``StoreOpener`` opened, as `configuration` asks.
+    convenience init(url: URL, opened: StoreOpener.Opened, configuration: StoreConfiguration, removesDirectoryOnClose: Bool = false) {
+        self.init(url: url, environment: opened.environment, model: opened.model, removesDirectoryOnClose: removesDirectoryOnClose,
+                  readOnly: configuration.readOnly, backgroundMaintenance: configuration.backgroundMaintenance)
+    }
+
     deinit { close() }
 
     /// The model this handle reads and writes with. For an older model opening a store a newer model wrote
@@ -79,14 +85,14 @@ public final class Store: Sendable {
     /// cases the store's files are not written. Differences that do not change how objects are stored
     /// (indexes, unique constraints, default values) are applied at open.
     public static func open(at url: URL, schema: Schema, configuration: StoreConfiguration = StoreConfiguration()) throws -> Store {
-        try StoreOpener(url: url, configuration: configuration).open(schema: schema, plan: nil)
+        Store(url: url, opened: try StoreOpener(url: url, configuration: configuration).open(schema: schema, plan: nil), configuration: configuration)
     }
 
     /// Opens (or creates) the store at `url` for `schema`, migrating it along `plan` when it was written by
     /// an earlier model version (unless ``MigrationOptions/migratesAtOpen`` is false).
     public static func open(at url: URL, schema: Schema, plan: MigrationPlan,
                             configuration: StoreConfiguration = StoreConfiguration()) throws -> Store {
-        try StoreOpener(url: url, configuration: configuration).open(schema: schema, plan: plan)
+        Store(url: url, opened: try StoreOpener(url: url, configuration: configuration).open(schema: schema, plan: plan), configuration: configuration)
     }
 
     /// Opens an existing store with the model recorded in it, for tools that inspect stores they did not
@@ -94,7 +100,8 @@ public final class Store: Sendable {
     public static func openRecorded(at url: URL, configuration: StoreConfiguration = StoreConfiguration()) throws -> Store {
         var configuration = configuration
         configuration.createIfMissing = false
-        return try StoreOpener(url: url, configuration: configuration).openRecorded()
+        let opened = try StoreOpener(url: url, configuration: configuration).openRecorded()
+        return Store(url: url, environment: opened.environment, model: opened.model, readOnly: configuration.readOnly)
     }
 
     /// A new store in a fresh temporary directory, removed when the store is closed: the equivalent of
@@ -104,7 +111,8 @@ public final class Store: Sendable {
         var configuration = configuration
         configuration.createIfMissing = true
         configuration.initialMapSize = min(configuration.initialMapSize, 64 << 20)
-        return try StoreOpener(url: url, configuration: configuration).open(schema: schema, plan: nil, removesDirectoryOnClose: true)
+        return Store(url: url, opened: try StoreOpener(url: url, configuration: configuration).open(schema: schema, plan: nil),
+                     configuration: configuration, removesDirectoryOnClose: true)
     }
 
     /// Closes the handle. Other handles on the same files stay open; the files close with the last one.

@@ -20,7 +20,7 @@ public class MigrationContext {
         self.txn = txn
         self.writer = writer
         self.sourceReader = ReadContext(txn: txn, model: runner.source)
-        guard let a = try txn.openDatabase(StepRunner.associationDatabase, flags: LMDBFlags.dupSort | LMDBFlags.dupFixed, create: false),
+        guard let a = try txn.openDatabase(Catalog.associationDatabase, flags: LMDBFlags.dupSort | LMDBFlags.dupFixed, create: false),
               let l = try txn.openDatabase(StepRunner.lookupDatabase, flags: 0, create: false) else {
             throw StoreError.corrupted(path: runner.path, reason: .metadata("the migration's association databases are missing"))
         }

@@ -8,8 +8,7 @@ struct MigrationDriver {
     let environment: Environment
     let schema: Schema
     let plan: MigrationPlan?
-    let configuration: StoreConfiguration
-    var options: MigrationOptions { configuration.migration }
+    let options: MigrationOptions
     var path: String { environment.path }
 
     func readHeader() throws -> StoreHeader {

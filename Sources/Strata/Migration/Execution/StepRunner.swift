@@ -31,7 +31,6 @@ final class StepRunner {
     var inferencePrograms: [String: InferenceProgram] = [:]
     private var logger: Logger { options.logger }
 
-    static let associationDatabase = "m.assoc"
     static let lookupDatabase = "m.lookup"
 
     var sourceVersion: String { journal.sourceVersion }
@@ -89,7 +88,7 @@ final class StepRunner {
     static func begin(environment: Environment, header: StoreHeader, source: Schema, destination: Schema,
                       plan: StepPlan, stage: MigrationStage?) throws -> MigrationJournal {
         var staging = plan.staging
-        if !(stage?.passes.isEmpty ?? true) { staging += [associationDatabase, lookupDatabase] }
+        if !(stage?.passes.isEmpty ?? true) { staging += [Catalog.associationDatabase, lookupDatabase] }
         let journal = MigrationJournal(
             sourceVersion: source.versionIdentifier, destinationVersion: destination.versionIdentifier,
             sourceFingerprint: header.identity.fingerprint.hex, destinationFingerprint: destination.fingerprint.hex,
@@ -312,7 +311,7 @@ final class StepRunner {
         try FaultInjection.point("switch.begin")
         let destinationCatalog = destination.catalog
         let retired = journal.retiredDatabases
-        let work = journal.stagingDatabases.filter { $0 == StepRunner.associationDatabase || $0 == StepRunner.lookupDatabase }
+        let work = journal.stagingDatabases.filter { $0 == Catalog.associationDatabase || $0 == StepRunner.lookupDatabase }
         let pendingDidMigrate = journal.tasks.contains(.didMigrate)
         let start = journal
         journal = try environment.write { txn -> MigrationJournal in

@@ -67,8 +67,9 @@ final class Environment: @unchecked Sendable {
         var count: Int
     }
     private let closedFlag = Atomic<Bool>(false)
-    /// This process's observers of the store (see ``ObservationHub``).
-    let observations = ObservationHub()
+    /// State other layers keep for this environment, one value per type, created on first use (the process's
+    /// observers of the store, for example): the environment knows nothing of what they hold.
+    private let attachments = Mutex<[ObjectIdentifier: any Sendable]>([:])
     private static let poolCapacity = 16
 
     var currentMapSize: Int { mapSize.load(ordering: .relaxed) }
@@ -90,6 +91,16 @@ final class Environment: @unchecked Sendable {
     var snapshotTransactionID: UInt64 {
         guard !isClosed else { return 0 }
         return (try? read { $0.id }) ?? 0
+    }
+
+    /// The attachment of type `T`, made by `make` the first time it is asked for.
+    func attachment<T: AnyObject & Sendable>(_ type: T.Type, _ make: () -> T) -> T {
+        attachments.withLock { all in
+            if let existing = all[ObjectIdentifier(type)] as? T { return existing }
+            let made = make()
+            all[ObjectIdentifier(type)] = made
+            return made
+        }
     }
 
     // MARK: Opening

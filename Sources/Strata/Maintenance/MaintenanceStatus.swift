@@ -1,0 +1,45 @@
+import Foundation
+
+/// What a store's maintenance has left: records in older layouts (per entity and layout), indexes being
+/// built, and retired databases still to empty. See ``Store/maintenanceStatus()``.
+public struct MaintenanceStatus: Sendable, Codable, Hashable {
+    /// One entity's state.
+    public struct EntityStatus: Sendable, Codable, Hashable {
+        public var name: String
+        /// The layout new records are written in.
+        public var currentLayout: UInt32
+        /// Records left in each older layout, by layout ID; nil when the store does not know the counts (a
+        /// store migrated by an earlier version of Strata: the sweep passes over the entity all the same).
+        public var oldLayoutRecords: [UInt32: Int]?
+        /// Indexes (attribute names) that writers maintain but that are not built yet: queries scan instead.
+        public var indexesBuilding: [String]
+    }
+
+    public var entities: [EntityStatus]
+    /// Databases earlier migrations retired that still hold entries.
+    public var retiredDatabasesToEmpty: Int
+    /// Records left in older layouts in all (counted ones).
+    public var oldLayoutRecords: Int { entities.reduce(0) { $0 + ($1.oldLayoutRecords?.values.reduce(0, +) ?? 0) } }
+    /// Whether nothing is left: every record in its current layout, every index built, nothing to empty.
+    public var isComplete: Bool {
+        retiredDatabasesToEmpty == 0 && entities.allSatisfy { ($0.oldLayoutRecords?.isEmpty ?? false) && $0.indexesBuilding.isEmpty }
+    }
+}
+
+/// The progress of ``Store/performMaintenance(batchSize:progress:)``, after each batch.
+public struct MaintenanceProgress: Sendable, CustomStringConvertible {
+    /// The entity the last batch worked on (nil while retired databases are emptied).
+    public var entity: String?
+    /// Records rewritten into their current layout, index entries added and retired entries deleted so far.
+    public var rewritten: Int
+    public var indexed: Int
+    public var deleted: Int
+    /// Records of older layouts still counted, and indexes still being built.
+    public var remainingOldRecords: Int
+    public var remainingIndexes: Int
+
+    public var description: String {
+        "maintenance\(entity.map { " of \($0)" } ?? ""): \(rewritten) records rewritten, \(indexed) index entries, "
+            + "\(deleted) retired entries deleted; \(remainingOldRecords) old-layout records and \(remainingIndexes) indexes left"
+    }
+}
