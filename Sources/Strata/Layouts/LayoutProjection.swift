@@ -1,7 +1,8 @@
 /// How an entity of the bound model reads the records of one layout: for each attribute, in the model's
 /// order, its ``FieldSource`` — and, derived from them once when the model is bound, which field holds which
 /// attribute. (A class: it is shared, never copied, by every object and view read in the layout.)
-final class LayoutProjection: Sendable {
+// @unchecked: `codeBuffer` is written once, in `init`, and only read afterwards.
+final class LayoutProjection: @unchecked Sendable {
     let layout: RecordLayout
     /// One per attribute of the entity (transient attributes read their initial value).
     let sources: [FieldSource]
@@ -13,6 +14,9 @@ final class LayoutProjection: Sendable {
     let isDirect: Bool
     /// Each field's type code (``TypeCode``), for readers that locate fields without decoding them.
     let fieldCodes: [UInt8]
+    /// The same codes in memory of the projection's own, which readers point into without counting references
+    /// (``RecordFields`` never outlives the bound model that holds the projection).
+    let codeBuffer: UnsafeMutableBufferPointer<UInt8>
     /// For each attribute, whether its source is a plain ``FieldSource/field(_:)``: read in place even when the
     /// layout is not direct, without looking at the projection.
     let readsFieldAsIs: [Bool]
@@ -40,6 +44,10 @@ final class LayoutProjection: Sendable {
         self.attributeFields = attributeFields
         self.isDirect = direct
         self.fieldCodes = entry.layout.fieldTypes.map(TypeCode.code)
+        self.codeBuffer = .allocate(capacity: max(1, fieldCodes.count))
+        _ = codeBuffer.initialize(from: fieldCodes)
         self.readsFieldAsIs = sources.map(\.isPlainField)
     }
+
+    deinit { codeBuffer.deallocate() }
 }

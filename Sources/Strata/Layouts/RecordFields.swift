@@ -14,10 +14,11 @@ struct RecordFields {
     /// The whole record, checksum included.
     let bytes: UnsafeRawBufferPointer
     /// The layout's projection, for reads of attributes (nil for byte-level rewrites, which read fields only).
-    let projection: LayoutProjection?
+    /// Not counted: a record reader lives inside a read of the store, whose bound model holds the projection.
+    unowned(unsafe) let projection: LayoutProjection?
     let layoutID: UInt32
-    /// Each field's type code (``TypeCode``).
-    let fieldCodes: [UInt8]
+    /// Each field's type code (``TypeCode``), in memory the projection (or the transcoder's program) owns.
+    let fieldCodes: UnsafeBufferPointer<UInt8>
     private let bitmapStart: Int
     private let fieldsStart: Int
     /// Where the checksum begins.
@@ -38,7 +39,7 @@ struct RecordFields {
          offsets: UnsafeMutablePointer<Int>? = nil) throws(DecodeFailure) {
         let (layoutID, r) = try RecordCodec.open(bytes, entityTag: entityTag, id: id)
         guard let projection = projection(layoutID) else { throw DecodeFailure("unknown layout \(layoutID)") }
-        try self.init(bytes, layoutID: layoutID, codes: projection.fieldCodes, bitmapSize: projection.layout.bitmapSize,
+        try self.init(bytes, layoutID: layoutID, codes: UnsafeBufferPointer(projection.codeBuffer), bitmapSize: projection.layout.bitmapSize,
                       projection: projection, body: r, offsets: offsets)
     }
 
@@ -46,7 +47,7 @@ struct RecordFields {
     /// rewrites), `codes` giving each layout's field type codes.
     @inline(__always)
     init(_ bytes: UnsafeRawBufferPointer, id: UInt64, entityTag: UInt32,
-         codes: (UInt32) -> [UInt8]?) throws(DecodeFailure) {
+         codes: (UInt32) -> UnsafeBufferPointer<UInt8>?) throws(DecodeFailure) {
         let (layoutID, r) = try RecordCodec.open(bytes, entityTag: entityTag, id: id)
         guard let fieldCodes = codes(layoutID) else { throw DecodeFailure("unknown layout \(layoutID)") }
         try self.init(bytes, layoutID: layoutID, codes: fieldCodes, bitmapSize: (fieldCodes.count + 7) / 8,
@@ -54,7 +55,7 @@ struct RecordFields {
     }
 
     @inline(__always)
-    private init(_ bytes: UnsafeRawBufferPointer, layoutID: UInt32, codes: [UInt8], bitmapSize: Int,
+    private init(_ bytes: UnsafeRawBufferPointer, layoutID: UInt32, codes: UnsafeBufferPointer<UInt8>, bitmapSize: Int,
                  projection: LayoutProjection?, body r: BinaryReader, offsets: UnsafeMutablePointer<Int>?) throws(DecodeFailure) {
         guard r.end - r.offset >= bitmapSize else { throw DecodeFailure("the null bitmap runs past the end") }
         self.bytes = bytes

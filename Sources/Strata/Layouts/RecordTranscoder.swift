@@ -22,7 +22,8 @@ struct RecordTranscoder {
     /// A program's operations with their constants gathered in one byte pool (`Range`s into it), so running
     /// one neither hashes nor retains anything per record. (A class: taking one for a record retains it once,
     /// instead of copying its arrays' references.)
-    final class CompiledProgram: Sendable {
+    // @unchecked: `sourceCodes` is written once, in `init`, and only read afterwards.
+    final class CompiledProgram: @unchecked Sendable {
         enum Step {
             case constant(Range<Int>?)
             case copy(index: Int, conversion: Int?, nullReplacement: Range<Int>?)
@@ -30,8 +31,9 @@ struct RecordTranscoder {
         }
         let layoutID: UInt32
         let sourceLayout: RecordLayout
-        /// The ``TypeCode`` of each source field (skipping by code copies no ``AttributeType``).
-        let sourceCodes: [UInt8]
+        /// The ``TypeCode`` of each source field (skipping by code copies no ``AttributeType``), in memory of the
+        /// program's own that record readers point into.
+        let sourceCodes: UnsafeMutableBufferPointer<UInt8>
         let steps: [Step]
         let pool: [UInt8]
         let conversions: [AttributeMappingPlan.Conversion]
@@ -42,12 +44,15 @@ struct RecordTranscoder {
              conversions: [AttributeMappingPlan.Conversion], widenings: [Widening?]) {
             self.layoutID = layoutID
             self.sourceLayout = sourceLayout
-            self.sourceCodes = sourceCodes
+            self.sourceCodes = .allocate(capacity: max(1, sourceCodes.count))
+            _ = self.sourceCodes.initialize(from: sourceCodes)
             self.steps = steps
             self.pool = pool
             self.conversions = conversions
             self.widenings = widenings
         }
+
+        deinit { sourceCodes.deallocate() }
     }
 
     let entityTag: UInt32
@@ -93,7 +98,10 @@ struct RecordTranscoder {
         // Few layouts per entity: a linear search beats hashing the layout ID.
         var found: Int? = nil
         var record = try RecordFields(bytes, id: id, entityTag: sourceTag) { layoutID in
-            for k in compiled.indices where compiled[k].layoutID == layoutID { found = k; return compiled[k].sourceCodes }
+            for k in compiled.indices where compiled[k].layoutID == layoutID {
+                found = k
+                return UnsafeBufferPointer(rebasing: compiled[k].sourceCodes[0..<compiled[k].sourceLayout.fieldTypes.count])
+            }
             return nil
         }
         guard let k = found else { throw DecodeFailure("unknown layout \(record.layoutID)") }
@@ -121,10 +129,10 @@ struct RecordTranscoder {
             }
             switch program.steps[j] {
             case .constant(let encoded):
-                if let encoded { w.bytes.append(contentsOf: program.pool[encoded]) } else { RecordCodec.markNull(field: j, bitmapOffset: bitmapOffset, in: &w) }
+                if let encoded { w.raw(program.pool[encoded]) } else { RecordCodec.markNull(field: j, bitmapOffset: bitmapOffset, in: &w) }
             case .reshape(let i, let reshape, let replacement):
                 guard let range = fields[i] else {
-                    if let replacement { w.bytes.append(contentsOf: program.pool[replacement]) } else { RecordCodec.markNull(field: j, bitmapOffset: bitmapOffset, in: &w) }
+                    if let replacement { w.raw(program.pool[replacement]) } else { RecordCodec.markNull(field: j, bitmapOffset: bitmapOffset, in: &w) }
                     continue
                 }
                 var fr = BinaryReader(UnsafeRawBufferPointer(rebasing: bytes[range]))
@@ -133,7 +141,7 @@ struct RecordTranscoder {
                 w.lengthPrefixed(try reshape.apply(toJSON: json))
             case .copy(let i, let conversion, let replacement):
                 guard let range = fields[i] else {
-                    if let replacement { w.bytes.append(contentsOf: program.pool[replacement]) } else { RecordCodec.markNull(field: j, bitmapOffset: bitmapOffset, in: &w) }
+                    if let replacement { w.raw(program.pool[replacement]) } else { RecordCodec.markNull(field: j, bitmapOffset: bitmapOffset, in: &w) }
                     continue
                 }
                 if let c = conversion, let widening = program.widenings[c], range.count == widening.sourceSize {

@@ -105,7 +105,7 @@ enum MaintenanceBatch {
                 try rewrite(e.value, id: id, layout: layout, of: binding, with: &transcoder, into: &writer)
                 // Replaced in place: the cursor stays on the record (the record's old bytes are not read again).
                 try ObjectKey.with(id) { key in
-                    try writer.bytes.withUnsafeBytes { _ = try cursor.put(key: key, value: $0, flags: LMDBFlags.current) }
+                    _ = try cursor.put(key: key, value: writer.buffer, flags: LMDBFlags.current)
                 }
                 if let layout {
                     if let r = run, r.layout == layout {

@@ -81,15 +81,15 @@ extension WriteContext {
         }
         if record.isDirect {
             RecordCodec.seal(&record.bytes, entityTag: binding.tag, id: id)
-            guard record.bytes.bytes.count <= RecordFormat.maximumSize else {
-                throw StoreError.valueTooLarge(size: record.bytes.bytes.count, maximum: RecordFormat.maximumSize)
+            guard record.bytes.count <= RecordFormat.maximumSize else {
+                throw StoreError.valueTooLarge(size: record.bytes.count, maximum: RecordFormat.maximumSize)
             }
         } else {
             var row = record.values
             try binding.validate(&row)
             try binding.encode(row, id: id, into: &record.bytes)
         }
-        try storeNewRecord(binding, id: id, record: record.bytes.bytes)
+        try storeNewRecord(binding, id: id, record: record.bytes.buffer)
         for (position, targets) in record.links {
             let r = binding.relationships[position]
             for target in targets { try link(binding, r, id, target) }
@@ -131,10 +131,10 @@ extension WriteContext {
             try binding.validate(&row)
             try binding.encode(row, id: id, into: &record.bytes)
         }
-        let new = try record.bytes.bytes.withUnsafeBytes { try binding.decodeValues($0, id: id) }
+        let new = try binding.decodeValues(record.bytes.buffer, id: id)
         changes.updated(id, entity: binding.position, properties: binding.changedAttributes(from: old, to: new))
         try ObjectKey.with(id) { key in
-            try record.bytes.bytes.withUnsafeBytes { _ = try txn.put(binding.dbi, key: key, value: $0) }
+            _ = try txn.put(binding.dbi, key: key, value: record.bytes.buffer)
         }
         for (position, targets) in record.links {
             try setLinks(binding, binding.relationships[position], id, targets)

@@ -8,10 +8,12 @@ import Foundation
 /// read as it is, a default for a null field, a constant for an attribute added since, a narrower field
 /// widened — so a value read through a newer type is exactly what the dynamic API reads.
 ///
-/// A reader is valid only during the ``EntityModel/init(from:)`` call that receives it.
-public struct ModelReader {
-    let binding: EntityBinding
-    let context: ReadContext?
+/// A reader is valid only during the ``EntityModel/init(from:)`` call that receives it: it is not copyable, so it
+/// cannot leave that call, and it holds the entity's binding and the context without counting references (both
+/// outlive the call).
+public struct ModelReader: ~Copyable {
+    unowned(unsafe) let binding: EntityBinding
+    unowned(unsafe) let context: ReadContext?
     /// The object's identifier.
     public let objectID: ObjectID
     /// The stored record (nil for decoded values).

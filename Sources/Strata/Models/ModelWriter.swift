@@ -4,9 +4,10 @@ import Foundation
 /// (``EntityModel/write(to:)``): fields go straight into the record's bytes in the entity's current
 /// layout, with no ``Value`` in between (values of indexed attributes are kept for their indexes).
 ///
-/// A writer is valid only during the ``EntityModel/write(to:)`` call that receives it.
-public struct ModelWriter {
-    let binding: EntityBinding
+/// A writer is valid only during the ``EntityModel/write(to:)`` call that receives it: it is not copyable, so it
+/// cannot leave that call, and it holds the entity's binding without counting references.
+public struct ModelWriter: ~Copyable {
+    unowned(unsafe) let binding: EntityBinding
     /// The record's bytes (format byte, layout, bitmap, fields), without its checksum.
     var bytes: BinaryWriter
     /// Fields are appended in slot order (the current layout lists the stored attributes in model order).

@@ -38,8 +38,8 @@ extension EntityBinding {
             }
         }
         RecordCodec.seal(&w, entityTag: tag, id: id)
-        guard w.bytes.count <= RecordFormat.maximumSize else {
-            throw StoreError.valueTooLarge(size: w.bytes.count, maximum: RecordFormat.maximumSize)
+        guard w.count <= RecordFormat.maximumSize else {
+            throw StoreError.valueTooLarge(size: w.count, maximum: RecordFormat.maximumSize)
         }
     }
 

@@ -180,18 +180,16 @@ public final class WriteContext: ReadContext {
             try addIndexEntry(binding, index, row[index.attribute], id: id)
         }
         try binding.encode(row, id: id, into: &writer)
-        try storeNewRecord(binding, id: id, record: writer.bytes)
+        try storeNewRecord(binding, id: id, record: writer.buffer)
         return id
     }
 
     /// Stores a sealed record as the new object `id` (appended: new identifiers are the largest).
-    func storeNewRecord(_ binding: EntityBinding, id: UInt64, record: [UInt8]) throws {
+    func storeNewRecord(_ binding: EntityBinding, id: UInt64, record: UnsafeRawBufferPointer) throws {
         let cursor = try txn.sharedCursor(binding.dbi)
         let stored = try ObjectKey.with(id) { key in
-            try record.withUnsafeBytes { value -> Bool in
-                if try cursor.put(key: key, value: value, flags: LMDBFlags.append) { return true }
-                return try txn.put(binding.dbi, key: key, value: value, flags: LMDBFlags.noOverwrite)
-            }
+            if try cursor.put(key: key, value: record, flags: LMDBFlags.append) { return true }
+            return try txn.put(binding.dbi, key: key, value: record, flags: LMDBFlags.noOverwrite)
         }
         guard stored else {
             throw StoreError.corrupted(path: txn.environment.path, reason: .metadata("object ID \(id) of \(binding.name) is already used"))
@@ -225,7 +223,7 @@ public final class WriteContext: ReadContext {
         }
         try binding.encode(row, id: id, into: &writer)
         try ObjectKey.with(id) { key in
-            try writer.bytes.withUnsafeBytes { _ = try txn.put(binding.dbi, key: key, value: $0) }
+            _ = try txn.put(binding.dbi, key: key, value: writer.buffer)
         }
     }
 

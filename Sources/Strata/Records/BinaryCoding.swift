@@ -13,45 +13,104 @@ enum Checksum {
     }
 }
 
-/// Appends little-endian integers, LEB128 varints and length-prefixed bytes to a reusable buffer.
-struct BinaryWriter {
-    var bytes: [UInt8]
+/// Appends little-endian integers, LEB128 varints and length-prefixed bytes to a reusable buffer of its own:
+/// fixed-width values are stored, not appended element by element, and the buffer grows by doubling. Not
+/// copyable: a writer has one owner, and ``reset()`` reuses its memory for the next record.
+struct BinaryWriter: ~Copyable {
+    private var storage: UnsafeMutableRawPointer
+    /// The bytes written so far.
+    private(set) var count: Int = 0
+    private var capacity: Int
 
     init(capacity: Int = 64) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
+        self.capacity = max(16, capacity)
+        storage = .allocate(byteCount: self.capacity, alignment: 16)
     }
 
-    mutating func reset() { bytes.removeAll(keepingCapacity: true) }
+    deinit { storage.deallocate() }
 
-    @inline(__always) mutating func u8(_ v: UInt8) { bytes.append(v) }
+    /// Forgets what was written, keeping the memory.
+    mutating func reset() { count = 0 }
+
+    /// The bytes written, in place (valid until the next write).
+    var buffer: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: storage, count: count) }
+
+    /// A copy of the bytes written.
+    var bytes: [UInt8] { Array(buffer) }
+
+    @inline(__always) private mutating func reserve(_ n: Int) {
+        if count + n > capacity { grow(to: count + n) }
+    }
+
+    private mutating func grow(to needed: Int) {
+        var next = capacity
+        while next < needed { next *= 2 }
+        let grown = UnsafeMutableRawPointer.allocate(byteCount: next, alignment: 16)
+        grown.copyMemory(from: storage, byteCount: count)
+        storage.deallocate()
+        storage = grown
+        capacity = next
+    }
+
+    @inline(__always) mutating func u8(_ v: UInt8) {
+        reserve(1)
+        storage.storeBytes(of: v, toByteOffset: count, as: UInt8.self)
+        count += 1
+    }
 
     @inline(__always) mutating func fixed<T: FixedWidthInteger>(_ v: T) {
-        withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
+        let size = MemoryLayout<T>.size
+        reserve(size)
+        storage.storeBytes(of: v.littleEndian, toByteOffset: count, as: T.self)
+        count += size
     }
 
     @inline(__always) mutating func varint(_ value: UInt64) {
+        reserve(10)
         var v = value
         while v >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            storage.storeBytes(of: UInt8(truncatingIfNeeded: v) | 0x80, toByteOffset: count, as: UInt8.self)
+            count += 1
             v >>= 7
         }
-        bytes.append(UInt8(v))
+        storage.storeBytes(of: UInt8(v), toByteOffset: count, as: UInt8.self)
+        count += 1
     }
 
     @inline(__always) mutating func varint(_ value: Int) { varint(UInt64(value)) }
 
-    mutating func lengthPrefixed<C: Collection>(_ data: C) where C.Element == UInt8 {
-        varint(UInt64(data.count))
-        bytes.append(contentsOf: data)
+    /// Sets bits of a byte already written (a record's null bitmap).
+    @inline(__always) mutating func setBits(_ bits: UInt8, at offset: Int) {
+        let old = storage.load(fromByteOffset: offset, as: UInt8.self)
+        storage.storeBytes(of: old | bits, toByteOffset: offset, as: UInt8.self)
     }
+
+    @inline(__always) mutating func raw(_ data: UnsafeRawBufferPointer) {
+        guard let base = data.baseAddress, data.count > 0 else { return }
+        reserve(data.count)
+        (storage + count).copyMemory(from: base, byteCount: data.count)
+        count += data.count
+    }
+
+    mutating func raw(_ data: [UInt8]) { data.withUnsafeBytes { raw($0) } }
+
+    mutating func raw(_ data: ArraySlice<UInt8>) { data.withUnsafeBytes { raw($0) } }
+
+    @inline(__always) mutating func lengthPrefixed(_ data: UnsafeRawBufferPointer) {
+        varint(UInt64(data.count))
+        raw(data)
+    }
+
+    mutating func lengthPrefixed(_ data: UnsafeBufferPointer<UInt8>) { lengthPrefixed(UnsafeRawBufferPointer(data)) }
+
+    mutating func lengthPrefixed(_ data: [UInt8]) { data.withUnsafeBytes { lengthPrefixed($0) } }
+
+    mutating func lengthPrefixed(_ data: Data) { data.withUnsafeBytes { lengthPrefixed($0) } }
 
     mutating func string(_ s: String) {
         var s = s
-        s.withUTF8 { lengthPrefixed($0) }
+        s.withUTF8 { lengthPrefixed(UnsafeRawBufferPointer($0)) }
     }
-
-    mutating func raw(_ data: UnsafeRawBufferPointer) { bytes.append(contentsOf: data) }
 }
 
 /// Reads what ``BinaryWriter`` wrote, from bytes that may be damaged: every read is bounds-checked and
@@ -133,32 +192,10 @@ struct BinaryReader {
 }
 
 extension String {
-    /// Decodes UTF-8, failing on invalid sequences instead of repairing them.
-    init?(validatingUTF8Bytes raw: UnsafeRawBufferPointer) {
-        let buffer = raw.assumingMemoryBound(to: UInt8.self)
-        // ASCII (the common case) is valid UTF-8 as it is, and `String(decoding:)` of valid UTF-8 is exact:
-        // a word-at-a-time check avoids the generic validating initializer's cost on every text field.
-        if Self.isASCII(raw) {
-            self = String(decoding: buffer, as: UTF8.self)
-            return
-        }
-        guard let s = String(validating: buffer, as: UTF8.self) else { return nil }
-        self = s
-    }
-
+    /// Decodes UTF-8, failing on invalid sequences instead of repairing them (one validating pass, then a copy).
     @inline(__always)
-    private static func isASCII(_ raw: UnsafeRawBufferPointer) -> Bool {
-        var i = 0
-        var bits: UInt64 = 0
-        let n = raw.count
-        while i + 8 <= n {
-            bits |= raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            i += 8
-        }
-        while i < n {
-            bits |= UInt64(raw[i])
-            i += 1
-        }
-        return bits & 0x8080_8080_8080_8080 == 0
+    init?(validatingUTF8Bytes raw: UnsafeRawBufferPointer) {
+        guard let s = String(validating: raw.assumingMemoryBound(to: UInt8.self), as: UTF8.self) else { return nil }
+        self = s
     }
 }

@@ -9,7 +9,7 @@ enum RecordCodec {
         w.reset()
         w.u8(RecordFormat.version)
         w.varint(UInt64(layout.id))
-        let bitmapOffset = w.bytes.count
+        let bitmapOffset = w.count
         for _ in 0..<layout.bitmapSize { w.u8(0) }
         return bitmapOffset
     }
@@ -19,18 +19,18 @@ enum RecordCodec {
         var w = BinaryWriter(capacity: 16)
         w.u8(RecordFormat.version)
         w.varint(UInt64(layout.id))
-        return w.bytes.count
+        return w.count
     }
 
     @inline(__always)
     static func markNull(field: Int, bitmapOffset: Int, in w: inout BinaryWriter) {
-        w.bytes[bitmapOffset + field >> 3] |= UInt8(1) << UInt8(field & 7)
+        w.setBits(UInt8(1) << UInt8(field & 7), at: bitmapOffset + field >> 3)
     }
 
     /// Appends the checksum that closes a record of `entityTag` stored under `id`.
     @inline(__always)
     static func seal(_ w: inout BinaryWriter, entityTag: UInt32, id: UInt64) {
-        let crc = w.bytes.withUnsafeBytes { checksum(body: $0, entityTag: entityTag, id: id) }
+        let crc = checksum(body: w.buffer, entityTag: entityTag, id: id)
         w.fixed(crc)
     }
 

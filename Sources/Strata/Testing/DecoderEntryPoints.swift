@@ -146,7 +146,7 @@ public enum DecoderEntryPoints {
                 try binding.validate(&row)
                 var w = BinaryWriter(capacity: 256)
                 try binding.encode(row, id: id, into: &w)
-                let second = try w.bytes.withUnsafeBytes { try binding.decodeValues($0, id: id) }
+                let second = try binding.decodeValues(w.buffer, id: id)
                 return second == first ? .accepted : .oracleViolation("values changed in a round trip: \(first) → \(second)")
             } catch {
                 return .oracleViolation("decoded values could not be stored again: \(error)")

@@ -187,7 +187,7 @@ extension StepRunner {
                 } catch let failure as DecodeFailure {
                     throw StoreError.corruptedRecord(entity: sourceName, id: ObjectID(rawValue: id), reason: failure.reason)
                 }
-                return try self.append(txn, destBinding.dbi, id, writer.bytes)
+                return try self.append(txn, destBinding.dbi, id, writer.buffer)
             }
         } else {
             let intermediate = try IntermediateModel(source: sourceSchema, destination: destinationSchema, entity: entity, plan: plan)
@@ -207,19 +207,17 @@ extension StepRunner {
                     throw self.stageFailure(error, entity: entity, object: ObjectID(rawValue: id))
                 }
                 try destBinding.encode(row, id: id, into: &writer)
-                return try self.append(txn, destBinding.dbi, id, writer.bytes)
+                return try self.append(txn, destBinding.dbi, id, writer.buffer)
             }
         }
     }
 
     /// Appends a record to a staging database (keys arrive in increasing order).
-    func append(_ txn: Transaction, _ dbi: DatabaseHandle, _ id: UInt64, _ bytes: [UInt8]) throws -> Int {
+    func append(_ txn: Transaction, _ dbi: DatabaseHandle, _ id: UInt64, _ bytes: UnsafeRawBufferPointer) throws -> Int {
         let cursor = try txn.sharedCursor(dbi)
         try ObjectKey.with(id) { key in
-            try bytes.withUnsafeBytes { value in
-                if try !cursor.put(key: key, value: value, flags: LMDBFlags.append) {
-                    _ = try txn.put(dbi, key: key, value: value)
-                }
+            if try !cursor.put(key: key, value: bytes, flags: LMDBFlags.append) {
+                _ = try txn.put(dbi, key: key, value: bytes)
             }
         }
         return bytes.count + 8
