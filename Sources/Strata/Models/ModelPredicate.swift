@@ -14,7 +14,7 @@ import Foundation
 /// - ``||(_:_:)``
 /// - ``!(_:)``
 public struct ModelPredicate<Root: EntityModel> {
-    enum Operator: Sendable { case equal, notEqual, less, lessOrEqual, greater, greaterOrEqual }
+    typealias Operator = ComparisonOperator
 
     /// One comparison of a stored property with a value.
     struct Comparison {
@@ -45,23 +45,7 @@ public struct ModelPredicate<Root: EntityModel> {
     }
 
     /// Whether a stored value satisfies `op value` (the store's order; null only equals null).
-    static func matches(_ v: Value, _ op: Operator, _ value: Value) -> Bool {
-        switch op {
-        case .equal:
-            if v.isNull || value.isNull { return v.isNull && value.isNull }
-            return v == value || v.compare(value) == .orderedSame
-        case .notEqual:
-            return !matches(v, .equal, value)
-        case .less, .lessOrEqual, .greater, .greaterOrEqual:
-            guard !v.isNull, !value.isNull, let c = v.compare(value) else { return false }
-            switch op {
-            case .less: return c == .orderedAscending
-            case .lessOrEqual: return c != .orderedDescending
-            case .greater: return c == .orderedDescending
-            default: return c != .orderedAscending
-            }
-        }
-    }
+    static func matches(_ v: Value, _ op: Operator, _ value: Value) -> Bool { op.matches(v, value) }
 
     /// Both conditions.
     public static func && (lhs: ModelPredicate, rhs: ModelPredicate) -> ModelPredicate {

@@ -55,14 +55,14 @@ public struct ModelQuery<T: EntityModel> {
     /// Returns at most `count` objects.
     public func limit(_ count: Int) -> ModelQuery<T> {
         var q = self
-        q.limitCount = max(0, count)
+        q.limitCount = Swift.max(0, count)
         return q
     }
 
     /// Skips the first `count` objects.
     public func offset(_ count: Int) -> ModelQuery<T> {
         var q = self
-        q.offsetCount = max(0, count)
+        q.offsetCount = Swift.max(0, count)
         return q
     }
 
@@ -94,7 +94,7 @@ public struct ModelQuery<T: EntityModel> {
 
     /// The first matching value.
     public func first() throws -> T? {
-        try limit(min(limitCount ?? 1, 1)).fetch().first
+        try limit(Swift.min(limitCount ?? 1, 1)).fetch().first
     }
 
     /// The identifiers of the matching objects.
@@ -107,11 +107,12 @@ public struct ModelQuery<T: EntityModel> {
     /// The number of matching objects (constant time without conditions).
     public func count() throws -> Int {
         if predicates.isEmpty && filters.isEmpty {
-            let n = max(0, try context.txn.entryCount(binding.dbi) - offsetCount)
-            return limitCount.map { min($0, n) } ?? n
+            let n = Swift.max(0, try context.txn.entryCount(binding.dbi) - offsetCount)
+            return limitCount.map { Swift.min($0, n) } ?? n
         }
+        // Conditions are checked on the records' fields: no value is built.
         var n = 0
-        try forEach { _ in n += 1 }
+        try forEachRecord { _ in n += 1 }
         return n
     }
 
@@ -221,8 +222,8 @@ public struct ModelQuery<T: EntityModel> {
             try scan { all.append($0); return true }
             result = all.sorted { areInIncreasingOrder($0, $1) }
         }
-        let start = min(offsetCount, result.count)
-        let end = limitCount.map { min(result.count, start + $0) } ?? result.count
+        let start = Swift.min(offsetCount, result.count)
+        let end = limitCount.map { Swift.min(result.count, start + $0) } ?? result.count
         return Array(result[start..<end])
     }
 }

@@ -17,7 +17,7 @@ public struct ModelReader: ~Copyable {
     /// The object's identifier.
     public let objectID: ObjectID
     /// The stored record (nil for decoded values).
-    private var record: RecordFields?
+    var record: RecordFields?
     /// The attribute values, by slot, for an object of the dynamic API.
     private let values: [Value]?
 

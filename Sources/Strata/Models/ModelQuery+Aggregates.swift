@@ -1,0 +1,260 @@
+import Foundation
+
+/// Aggregates of a model query — `count`, `sum`, `min`, `max`, `average` of a property — computed from the
+/// records in place: the query's key-path conditions are evaluated on fields (an index answers an equality or a
+/// range on an indexed attribute), and only the aggregated field is read from each matching record; no model
+/// value is built (a condition given as a closure over model values is the exception: it needs them).
+///
+/// ```swift
+/// let views = try context.objects(Post.self).filter(\.softDelete == false).sum(\.views)
+/// let newest = try context.objects(Post.self).max(\.date)
+/// ```
+///
+/// Values follow the store's order (numbers numerically, strings by their UTF-8 bytes, as queries sort them);
+/// nil values are left out of `sum`, `min`, `max` and `average`. A query's `offset` and `limit` apply (to the
+/// objects in identifier order, or in its sort order when it has one).
+extension ModelQuery {
+    /// The sum of an integer property over the matching objects (0 when none).
+    /// - Throws: ``StoreError/Code-swift.struct/invalidValue`` when the sum overflows `V`.
+    public func sum<V: ModelScalar & FixedWidthInteger>(_ keyPath: KeyPath<T, V>) throws -> V {
+        try integerSum(keyPath)
+    }
+
+    /// The sum of an optional integer property over the matching objects that have a value (0 when none).
+    public func sum<V: ModelScalar & FixedWidthInteger>(_ keyPath: KeyPath<T, V?>) throws -> V {
+        try integerSum(keyPath)
+    }
+
+    /// The sum of a floating-point property over the matching objects, added in identifier order (0 when none).
+    public func sum<V: ModelScalar & BinaryFloatingPoint>(_ keyPath: KeyPath<T, V>) throws -> V {
+        var total: V = 0
+        try fold(keyPath) { (v: V) in total += v }
+        return total
+    }
+
+    /// The sum of an optional floating-point property over the matching objects that have a value.
+    public func sum<V: ModelScalar & BinaryFloatingPoint>(_ keyPath: KeyPath<T, V?>) throws -> V {
+        var total: V = 0
+        try fold(keyPath) { (v: V) in total += v }
+        return total
+    }
+
+    /// The sum of a decimal property over the matching objects (0 when none).
+    public func sum(_ keyPath: KeyPath<T, Decimal>) throws -> Decimal {
+        var total = Decimal(0)
+        try fold(keyPath) { (v: Decimal) in total += v }
+        return total
+    }
+
+    /// The sum of an optional decimal property over the matching objects that have a value.
+    public func sum(_ keyPath: KeyPath<T, Decimal?>) throws -> Decimal {
+        var total = Decimal(0)
+        try fold(keyPath) { (v: Decimal) in total += v }
+        return total
+    }
+
+    /// The least value of a property among the matching objects (nil when none), in the store's order.
+    public func min<V: ModelScalar & Comparable>(_ keyPath: KeyPath<T, V>) throws -> V? {
+        try extreme(keyPath, least: true)
+    }
+
+    /// The least value of an optional property among the matching objects that have one.
+    public func min<V: ModelScalar & Comparable>(_ keyPath: KeyPath<T, V?>) throws -> V? {
+        try extreme(keyPath, least: true)
+    }
+
+    /// The greatest value of a property among the matching objects (nil when none), in the store's order.
+    public func max<V: ModelScalar & Comparable>(_ keyPath: KeyPath<T, V>) throws -> V? {
+        try extreme(keyPath, least: false)
+    }
+
+    /// The greatest value of an optional property among the matching objects that have one.
+    public func max<V: ModelScalar & Comparable>(_ keyPath: KeyPath<T, V?>) throws -> V? {
+        try extreme(keyPath, least: false)
+    }
+
+    /// The mean of an integer property over the matching objects (nil when none), computed in `Double`.
+    public func average<V: ModelScalar & BinaryInteger>(_ keyPath: KeyPath<T, V>) throws -> Double? {
+        try mean(keyPath) { (v: V) in Double(v) }
+    }
+
+    /// The mean of an optional integer property over the matching objects that have a value.
+    public func average<V: ModelScalar & BinaryInteger>(_ keyPath: KeyPath<T, V?>) throws -> Double? {
+        try mean(keyPath) { (v: V) in Double(v) }
+    }
+
+    /// The mean of a floating-point property over the matching objects (nil when none), computed in `Double`.
+    public func average<V: ModelScalar & BinaryFloatingPoint>(_ keyPath: KeyPath<T, V>) throws -> Double? {
+        try mean(keyPath) { (v: V) in Double(v) }
+    }
+
+    /// The mean of an optional floating-point property over the matching objects that have a value.
+    public func average<V: ModelScalar & BinaryFloatingPoint>(_ keyPath: KeyPath<T, V?>) throws -> Double? {
+        try mean(keyPath) { (v: V) in Double(v) }
+    }
+
+    // MARK: Folding
+
+    private func integerSum<V: ModelScalar & FixedWidthInteger, P>(_ keyPath: KeyPath<T, P>) throws -> V {
+        var total: V = 0
+        var overflowed = false
+        try fold(keyPath) { (v: V) in
+            let (s, o) = total.addingReportingOverflow(v)
+            total = s
+            overflowed = overflowed || o
+        }
+        if overflowed {
+            throw StoreError.invalidValue(entity: binding.name, attribute: try attributeName(keyPath),
+                                          expected: "a sum that fits in \(V.self)", actual: "an overflow")
+        }
+        return total
+    }
+
+    private func mean<V: ModelScalar, P>(_ keyPath: KeyPath<T, P>, _ double: (V) -> Double) throws -> Double? {
+        var total = 0.0
+        var n = 0
+        try fold(keyPath) { (v: V) in total += double(v); n += 1 }
+        return n == 0 ? nil : total / Double(n)
+    }
+
+    private func extreme<V: ModelScalar & Comparable, P>(_ keyPath: KeyPath<T, P>, least: Bool) throws -> V? {
+        // Strings order by their UTF-8 bytes in the store (as queries compare them), not by `String`'s `<`.
+        let precedes: (V, V) -> Bool = V.self == String.self
+            ? { a, b in a.queryValue.compare(b.queryValue) == .orderedAscending }
+            : { a, b in a < b }
+        if let found: V? = try extremeFromIndex(keyPath, least: least) { return found }
+        var best: V?
+        try fold(keyPath) { (v: V) in
+            guard let b = best else { best = v; return }
+            if least ? precedes(v, b) : precedes(b, v) { best = v }
+        }
+        return best
+    }
+
+    /// The least or greatest value straight from the attribute's index: its first or last key's object, when the
+    /// query has no condition, offset or limit, and the index orders values as they compare (fixed-size keys).
+    /// Nil when the index cannot answer (the caller scans); `.some(nil)` when the entity has no value.
+    private func extremeFromIndex<V: ModelScalar, P>(_ keyPath: KeyPath<T, P>, least: Bool) throws -> V?? {
+        guard predicates.isEmpty, filters.isEmpty, offsetCount == 0, limitCount == nil else { return nil }
+        let a = try attribute(keyPath)
+        switch binding.attributeTypes[a] {
+        case .int64, .int32, .int16, .double, .float, .date, .bool, .uuid: break
+        default: return nil
+        }
+        guard let index = try context.queryableIndex(binding, on: a) else { return nil }
+        let cursor = try context.txn.cursor(index.dbi)
+        var entry = try least ? cursor.first() : cursor.last()
+        while let e = entry {
+            let id = try ObjectKey.decode(e.value)
+            if let bytes = try ObjectKey.with(id, { try context.txn.get(binding.dbi, key: $0) }) {
+                var reader = try ModelReader(record: bytes, id: id, binding: binding, context: context)
+                if let v = try V.read(a, from: &reader) { return .some(v) }
+            }
+            entry = try least ? cursor.next() : cursor.previous()
+        }
+        return .some(nil)
+    }
+
+    /// Calls `body` with the value of `keyPath` (a property of type `V` or `V?`) of each matching object that has
+    /// one, reading only that field of each record.
+    func fold<V: ModelScalar, P>(_ keyPath: KeyPath<T, P>, _ body: (V) throws -> Void) throws {
+        let a = try attribute(keyPath)
+        try forEachRecord { reader in
+            if let v = try V.read(a, from: &reader) { try body(v) }
+        }
+    }
+
+    /// The position of the stored attribute a key path names.
+    private func attribute<P>(_ keyPath: KeyPath<T, P>) throws -> Int {
+        try binding.attribute(try attributeName(keyPath))
+    }
+
+    private func attributeName<P>(_ keyPath: KeyPath<T, P>) throws -> String {
+        guard let name = T.propertyName(for: keyPath), binding.attributeIndex[name] != nil else {
+            throw StoreError.unknownAttribute(entity: binding.name, name: "\(keyPath)")
+        }
+        return name
+    }
+
+    /// Calls `body` with a reader over each matching record, in identifier order (or index order; in the query's
+    /// sort order when it sorts and limits), honouring offset and limit. Conditions on stored attributes are
+    /// evaluated on the record's fields; closure filters, and conditions on other key paths, on model values.
+    func forEachRecord(_ body: (inout ModelReader) throws -> Void) throws {
+        if !sortKeys.isEmpty && (limitCount != nil || offsetCount > 0) {
+            // Which objects count depends on the sort: take them as values, then read each record.
+            for value in try limit(limitCount ?? Int.max).offset(offsetCount).fetch() {
+                guard let id = value.objectID?.rawValue,
+                      let bytes = try ObjectKey.with(id, { try context.txn.get(binding.dbi, key: $0) }) else { continue }
+                var reader = try ModelReader(record: bytes, id: id, binding: binding, context: context)
+                try body(&reader)
+            }
+            return
+        }
+        if let limitCount, limitCount == 0 { return }
+        let condition = RecordCondition(predicates, binding: binding)
+        var skipped = 0
+        var returned = 0
+        try scanRecords { bytes, id in
+            var reader = try ModelReader(record: bytes, id: id, binding: binding, context: context)
+            if let condition {
+                guard try reader.matches(condition) else { return true }
+            } else if !predicates.isEmpty {
+                guard try matchesModel(bytes, id) else { return true }
+            }
+            if !filters.isEmpty {
+                let value = try context.decodeModel(T.self, bytes, id: id, binding: binding)
+                for f in filters where try !f(value) { return true }
+            }
+            if skipped < offsetCount { skipped += 1; return true }
+            try body(&reader)
+            returned += 1
+            return limitCount.map { returned < $0 } ?? true
+        }
+    }
+
+    private func matchesModel(_ bytes: UnsafeRawBufferPointer, _ id: UInt64) throws -> Bool {
+        let value = try context.decodeModel(T.self, bytes, id: id, binding: binding)
+        return predicates.allSatisfy { $0.evaluate(value) }
+    }
+
+    /// Visits the candidate records (all of the entity's, or those an index condition names) until `visit`
+    /// returns false.
+    private func scanRecords(_ visit: (UnsafeRawBufferPointer, UInt64) throws -> Bool) throws {
+        let txn = context.txn
+        if let condition = try indexCondition(), let index = try context.queryableIndex(binding, on: condition.attribute) {
+            let cursor = try txn.cursor(index.dbi)
+            let upperKey = condition.upper.map { IndexKey.encode($0) }
+            var entry = try condition.lower.map { lower in try IndexKey.encode(lower).withUnsafeBytes { try cursor.seek($0) } } ?? cursor.first()
+            while let e = entry {
+                if let upperKey, upperKey.lexicographicallyPrecedes(Array(e.key)) { return }
+                let id = try ObjectKey.decode(e.value)
+                if let bytes = try ObjectKey.with(id, { try txn.get(binding.dbi, key: $0) }), try !visit(bytes, id) { return }
+                entry = try cursor.next()
+            }
+            return
+        }
+        let cursor = try txn.cursor(binding.dbi)
+        var entry = try cursor.first()
+        while let e = entry {
+            let id: UInt64
+            do { id = try ObjectKey.decode(e.key) } catch {
+                throw StoreError.corrupted(path: txn.environment.path, reason: .structure("an object key of \(e.key.count) bytes"))
+            }
+            if try !visit(e.value, id) { return }
+            entry = try cursor.next()
+        }
+    }
+}
+
+extension ModelReader {
+    /// Whether the record satisfies a compiled condition (on its fields, in place).
+    mutating func matches(_ condition: RecordCondition) throws -> Bool {
+        guard var fields = record else { return true }
+        defer { record = fields }
+        do {
+            return try condition.matches(&fields, binding)
+        } catch {
+            throw StoreError.corruptedRecord(entity: binding.name, id: objectID, reason: error.reason)
+        }
+    }
+}
