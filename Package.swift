@@ -62,8 +62,8 @@ let package = Package(
         ),
         // The macros' declarations, re-exporting Strata: `import StrataModels` is all a model file needs.
         .target(name: "StrataModels", dependencies: ["Strata", "StrataMacrosPlugin"]),
-        // The `strata` tool's commands, as a library so that tests can reach its parsers; StrataCLI is its
-        // thin executable.
+        // The `strata` tool's commands (thin: each parses its arguments, calls the library and words the outcome), as a
+        // library so that tests can reach them; StrataCLI is its thin executable.
         .target(
             name: "StrataCommandLine",
             dependencies: ["Strata", .product(name: "ArgumentParser", package: "swift-argument-parser")]

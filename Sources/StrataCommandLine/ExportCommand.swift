@@ -27,36 +27,14 @@ struct ExportCommand: ParsableCommand {
         let handle = try StoreAccess.openRecorded(store, readOnly: true)
         defer { handle.close() }
         let schema = handle.schema
-        var entities = schema.entities
-        if let name = entity {
-            guard let e = schema.entity(named: name) else {
-                throw CLIFailure("the store's model has no entity named \(name); it has \(schema.entities.map(\.name).joined(separator: ", "))")
-            }
-            entities = [e]
+        if let name = entity, schema.entity(named: name) == nil {
+            throw CLIFailure("the store's model has no entity named \(name); it has \(schema.entities.map(\.name).joined(separator: ", "))")
         }
-        // Lines are written into one reusable buffer, straight from record views, and go out 64 KiB at a time.
-        var buffer: [UInt8] = []
-        let limit = 1 << 16
-        buffer.reserveCapacity(limit + 4096)
-        func flush() {
-            guard !buffer.isEmpty else { return }
-            buffer.withUnsafeBytes { Console.write(1, $0) }
-            buffer.removeAll(keepingCapacity: true)
-        }
+        // Whole lines, 64 KiB at a time, straight to standard output.
         do {
-            try handle.read { context in
-                for entity in entities {
-                    let writer = ExportLineWriter(entity: entity)
-                    try context.forEachView(of: entity.name) { view in
-                        try writer.write(view, context: context, into: &buffer)
-                        if buffer.count >= limit { flush() }
-                    }
-                }
-            }
+            try handle.exportObjects(entities: entity.map { [$0] }) { Console.write(1, $0) }
         } catch {
-            flush()
             throw CLIFailure("the export stopped: " + ErrorText.describe(error, store: store))
         }
-        flush()
     }
 }

@@ -20,17 +20,6 @@ enum Format {
         "\(count(n)) \(n == 1 ? word : (plural ?? word + "s"))"
     }
 
-    static func bytes(_ n: Int) -> String {
-        let units = ["bytes", "KiB", "MiB", "GiB", "TiB"]
-        var value = Double(n)
-        var unit = 0
-        while value >= 1024 && unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        return unit == 0 ? "\(n) bytes" : String(format: "%.1f %@", value, units[unit])
-    }
-
     static func duration(_ seconds: Double) -> String {
         guard seconds.isFinite, seconds >= 0 else { return "?" }
         if seconds < 10 { return String(format: "%.1f s", seconds) }

@@ -1,6 +1,11 @@
 import ArgumentParser
 import Foundation
 import Strata
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -39,11 +44,8 @@ struct ImportCommand: ParsableCommand {
 
     private var source: String { file.flatMap { $0 == "-" ? nil : $0 } ?? "standard input" }
 
-    /// Where a failure happened.
-    struct Failure: Sendable {
-        var line: Int
-        var reason: String
-    }
+    /// `strata import STORE [--entity NAME]`, for the messages that say how to go on.
+    private var command: String { "strata import \(store)\(entity.map { " --entity \($0)" } ?? "")" }
 
     func run() throws {
         let handle = try StoreAccess.openRecorded(store, readOnly: false)
@@ -53,10 +55,8 @@ struct ImportCommand: ParsableCommand {
         if let entity, schema.entity(named: entity) == nil {
             throw CLIFailure("the store's model has no entity named \(entity); it has \(schema.entities.map(\.name).joined(separator: ", "))")
         }
-        let reader = try LineReader(path: file)
-        let parser = ObjectLineParser(schema: schema, only: entity)
-        let entityNames = schema.entities.map(\.name)
-        let spill = try SpillFile()
+        let input = try openInput()
+        defer { if file.map({ $0 != "-" }) == true { try? input.close() } }
         let display = ProgressDisplay()
         let start = now()
         let interrupts = Interrupts.install(
@@ -64,304 +64,115 @@ struct ImportCommand: ParsableCommand {
             second: "interrupted again, exiting now; the committed batches are kept")
         defer { interrupts.cancel() }
 
-        // Pass 1: objects.
-        var batch: [(line: Int, object: ObjectLine.Parsed)] = []
-        var committedObjects = 0
-        var committedLines = 0
-        var perEntityCount = [Int](repeating: 0, count: schema.entities.count)
-        var skippedLines = 0
-        var linkRecords = 0
-        var failure: Failure? = nil
-
-        func commitBatch(through lastLine: Int) -> Failure? {
-            if batch.isEmpty {
-                committedLines = lastLine
-                return nil
-            }
-            var failing: Failure? = nil
-            var assigned: [ObjectID] = []
-            do {
-                try handle.write { context in
-                    context.checksMinimumCountsAtCommit = false
-                    assigned = []
-                    failing = nil
-                    for item in batch {
-                        do {
-                            let object = item.object
-                            let name = entityNames[object.entityIndex]
-                            if let id = object.id {
-                                do {
-                                    try context.insert(name, id: id, orderedValues: object.values)
-                                } catch {
-                                    // An ID in use is reported as such, before any other problem of the line.
-                                    for e in entityNames where try context.object(id, of: e) != nil {
-                                        throw LineProblem("ID \(id.rawValue) is already used by a \(e) object")
-                                    }
-                                    throw error
-                                }
-                                assigned.append(id)
-                            } else {
-                                assigned.append(try context.insert(name, orderedValues: object.values))
-                            }
-                        } catch {
-                            failing = Failure(line: item.line, reason: Self.reason(error))
-                            throw error
-                        }
-                    }
-                }
-            } catch {
-                return failing ?? Failure(line: batch.last?.line ?? lastLine, reason: Self.reason(error))
-            }
-            committedObjects += batch.count
-            committedLines = lastLine
-            for item in batch { perEntityCount[item.object.entityIndex] += 1 }
-            // The links wait for the second pass, once every object exists.
-            do {
-                for (item, id) in zip(batch, assigned) {
-                    for link in item.object.links {
-                        try spill.write("\(item.line) \(item.object.entityIndex) \(id.rawValue) \(link.relationship) " + link.targets.map(String.init).joined(separator: " "))
-                        linkRecords += 1
-                    }
-                }
-            } catch {
-                return Failure(line: lastLine, reason: "the objects of lines up to \(lastLine) were committed, but their links could not be kept for the second pass: \(Self.reason(error))")
-            }
-            display.update(.init(label: "importing objects", completed: committedObjects, total: 0))
-            return nil
-        }
-
-        // The input is read and parsed a batch ahead, on a thread of its own, while each batch commits here.
-        let batches = LineBatches(reader: reader, parser: parser, schema: schema, only: entity, batchSize: batchSize)
-        batches.start()
-        var interrupted = false
-        reading: while true {
-            switch batches.next() {
-            case .batch(let next):
-                skippedLines += next.skipped
-                batch = next.objects
-                failure = commitBatch(through: next.throughLine)
-                // The objects go back to the reading thread, which allocated them, to be freed there.
-                batches.giveBack(&batch)
-                if failure != nil { break reading }
-                if Interrupts.requested {
-                    interrupted = true
-                    break reading
-                }
-            case .end(let last):
-                skippedLines += last.skipped
-                if Interrupts.requested {
-                    interrupted = true
-                } else {
-                    batch = last.objects
-                    failure = commitBatch(through: last.throughLine)
-                }
-                break reading
-            case .failure(let partial, let problem):
-                // Nothing of the failing line's batch is committed.
-                skippedLines += partial.skipped
-                failure = problem
-                break reading
-            }
-        }
-        batches.stop()
-        display.finish()
-
-        // Pass 2: links, once every object exists. After a failed pass 1, the links of the committed
-        // lines are still made where their targets exist.
-        let linkOutcome = makeLinks(handle: handle, schema: schema, spill: spill, records: linkRecords,
-                                    lenientEverywhere: failure != nil || interrupted, display: display)
-        display.finish()
-
-        var perEntity: [String: Int] = [:]
-        for (i, n) in perEntityCount.enumerated() where n > 0 { perEntity[entityNames[i], default: 0] += n }
-        let objectsText = Format.plural(committedObjects, "object")
-            + (perEntity.isEmpty ? "" : " (" + perEntity.sorted { $0.key < $1.key }.map { "\($0.key) \(Format.count($0.value))" }.joined(separator: ", ") + ")")
-        if skippedLines > 0, let entity {
-            Console.error("strata: skipped \(Format.plural(skippedLines, "line")) of other entities than \(entity)")
-        }
-        if linkOutcome.leftOut > 0 {
-            Console.error("strata: left out \(Format.plural(linkOutcome.leftOut, "link")) to objects that do not exist yet (\(linkOutcome.leftOutExamples.joined(separator: "; "))\(linkOutcome.leftOut > linkOutcome.leftOutExamples.count ? "; …" : "")); each is made from its other side when that object is imported")
-        }
-
-        if let failure {
-            let first = committedLines + 1
-            var message = "line \(failure.line) of \(source): \(failure.reason). "
-            if committedObjects == 0 {
-                message += "Nothing was imported. Fix line \(failure.line) and run the import again"
-            } else {
-                message += "Committed before it: \(objectsText) from lines 1–\(committedLines), with their links to objects that exist"
-                if failure.line >= first {
-                    message += failure.line > first ? "; nothing of lines \(first)–\(failure.line) was kept" : "; nothing of line \(failure.line) was kept"
-                }
-                if let linkFailure = linkOutcome.failure {
-                    message += "; making the links of the committed lines stopped at line \(linkFailure.line): \(linkFailure.reason)"
-                }
-                let command = "strata import \(store)\(entity.map { " --entity \($0)" } ?? "")"
-                message += ". Fix line \(failure.line), then import the rest: "
-                message += file.map { "`tail -n +\(first) \($0) | \(command)`" } ?? "the input from line \(first) on (`tail -n +\(first) FILE | \(command)`)"
-            }
-            throw CLIFailure(message)
-        }
-        if interrupted {
-            let command = "strata import \(store)\(entity.map { " --entity \($0)" } ?? "")"
-            throw CLIFailure("stopped by Ctrl-C: committed \(objectsText) from lines 1–\(committedLines) of \(source), with their links to objects that exist. Import the rest: " + (file.map { "`tail -n +\(committedLines + 1) \($0) | \(command)`" } ?? "the input from line \(committedLines + 1) on"))
-        }
-        if let linkFailure = linkOutcome.failure {
-            let through = linkOutcome.committedThroughLine
-            var message = "line \(linkFailure.line) of \(source): \(linkFailure.reason). "
-            message += "The import's \(objectsText) \(committedObjects == 1 ? "is" : "are") committed"
-            message += through > 0 ? ", with the links of lines 1–\(through); " : ", without links; "
-            message += "no link of the failing batch (lines \(through + 1)–\(linkFailure.line)) was kept. "
-            message += "Import the missing object (its line lists the link from its side too), or fix the file and import it into a new store"
-            throw CLIFailure(message)
-        }
-
-        let elapsed = now() - start
-        Console.out("Imported \(objectsText) and \(Format.plural(linkOutcome.made, "relationship entry", "relationship entries")) from \(source) into \(store) in \(Format.duration(elapsed)).")
-
-        // Objects that the model requires to have links (minimum counts) and still have too few.
-        // With --entity the other side may come in a later import: then it is a warning.
-        let shortfalls = try checkMinimumCounts(handle: handle, schema: schema, entities: Set(perEntity.keys))
-        if shortfalls.total > 0, entity != nil {
-            Console.error("strata: warning: \(Format.plural(shortfalls.total, "object")) \(shortfalls.total == 1 ? "has" : "have") fewer links than the model requires (\(shortfalls.examples.joined(separator: "; "))\(shortfalls.total > shortfalls.examples.count ? "; …" : "")); import the entities they link to")
-        } else if shortfalls.total > 0 {
-            throw CLIFailure("the import was committed, but \(Format.plural(shortfalls.total, "object")) \(shortfalls.total == 1 ? "has" : "have") fewer links than the model requires (\(shortfalls.examples.joined(separator: "; "))\(shortfalls.total > shortfalls.examples.count ? "; …" : "")); import the objects they link to, then run `strata verify \(store)`")
-        }
-    }
-
-    static func reason(_ error: any Error) -> String {
-        if let problem = error as? LineProblem { return problem.reason }
-        var text = ErrorText.describe(error)
-        while text.hasSuffix(".") { text.removeLast() }
-        return text
-    }
-
-    struct LinkOutcome {
-        var made = 0
-        var leftOut = 0
-        var leftOutExamples: [String] = []
-        var committedThroughLine = 0
-        var failure: Failure? = nil
-    }
-
-    /// Makes the links recorded in `spill`, in batches of about `batchSize` links.
-    private func makeLinks(handle: Store, schema: Schema, spill: SpillFile, records: Int, lenientEverywhere: Bool,
-                           display: ProgressDisplay) -> LinkOutcome {
-        var outcome = LinkOutcome()
-        guard records > 0 else { return outcome }
-        struct Record {
-            var line: Int
-            var entity: Entity
-            var id: UInt64
-            var relationship: Relationship
-            var targets: [UInt64]
-        }
-        let reader: LineReader
-        do { reader = try spill.reader() } catch {
-            outcome.failure = Failure(line: 0, reason: Self.reason(error))
-            return outcome
-        }
-        var done = 0
-        var pending: [Record] = []
-        var pendingLinks = 0
-
-        func flush() -> Bool {
-            guard !pending.isEmpty else { return true }
-            var made = 0
-            var leftOut = 0
-            var examples: [String] = []
-            var failing: Failure? = nil
-            do {
-                try handle.write { context in
-                    context.checksMinimumCountsAtCommit = false
-                    made = 0; leftOut = 0; examples = []; failing = nil
-                    for record in pending {
-                        do {
-                            let r = record.relationship
-                            for target in record.targets {
-                                if try context.object(ObjectID(rawValue: target), of: r.destination) == nil {
-                                    let lenient = lenientEverywhere || (entity != nil && r.destination != entity)
-                                    guard lenient else {
-                                        throw LineProblem("relationship \(r.name): no \(r.destination) object has the ID \(target)")
-                                    }
-                                    leftOut += 1
-                                    if examples.count < 3 {
-                                        examples.append("line \(record.line): \(record.entity.name) #\(record.id) \(r.name) → \(r.destination) #\(target)")
-                                    }
-                                    continue
-                                }
-                                try context.link(ObjectID(rawValue: record.id), of: record.entity.name, r.name, to: ObjectID(rawValue: target))
-                                made += 1
-                            }
-                        } catch {
-                            failing = Failure(line: record.line, reason: Self.reason(error))
-                            throw error
-                        }
-                    }
-                }
-            } catch {
-                outcome.failure = failing ?? Failure(line: pending.last?.line ?? 0, reason: Self.reason(error))
-                return false
-            }
-            outcome.made += made
-            outcome.leftOut += leftOut
-            for e in examples where outcome.leftOutExamples.count < 3 { outcome.leftOutExamples.append(e) }
-            outcome.committedThroughLine = pending.last?.line ?? outcome.committedThroughLine
-            done += pending.count
-            pending.removeAll(keepingCapacity: true)
-            pendingLinks = 0
-            display.update(.init(label: "making links", completed: done, total: records))
-            return true
-        }
-
-        while true {
-            let data: Data?
-            do { data = try reader.next() } catch {
-                outcome.failure = Failure(line: 0, reason: Self.reason(error))
-                return outcome
-            }
-            guard let data else { break }
-            let fields = String(decoding: data, as: UTF8.self).split(separator: " ").compactMap { UInt64($0) }
-            guard fields.count >= 5, Int(fields[1]) < schema.entities.count else { continue }
-            let e = schema.entities[Int(fields[1])]
-            guard Int(fields[3]) < e.relationships.count else { continue }
-            let record = Record(line: Int(fields[0]), entity: e, id: fields[2], relationship: e.relationships[Int(fields[3])],
-                                targets: Array(fields[4...]))
-            // A batch ends between lines, never inside one.
-            if pendingLinks >= batchSize, let last = pending.last, last.line != record.line {
-                if !flush() { return outcome }
-            }
-            pending.append(record)
-            pendingLinks += record.targets.count
-        }
-        _ = flush()
-        return outcome
-    }
-
-    /// Objects of the imported entities below a relationship's minimum count.
-    private func checkMinimumCounts(handle: Store, schema: Schema, entities: Set<String>) throws -> (total: Int, examples: [String]) {
-        var total = 0
-        var examples: [String] = []
+        let summary: ImportSummary
         do {
-            try handle.read { context in
-                for e in schema.entities where entities.contains(e.name) {
-                    let required = e.relationships.filter { ($0.minCount ?? 0) > 0 }
-                    if required.isEmpty { continue }
-                    try context.objects(e.name).forEach { object in
-                        for r in required {
-                            let n = try context.relatedCount(object, r.name)
-                            if let min = r.minCount, n < min {
-                                total += 1
-                                if examples.count < 5 { examples.append("\(e.name) #\(object.id.rawValue) \(r.name): \(n) of at least \(min)") }
-                                break
-                            }
-                        }
-                    }
-                }
+            summary = try handle.importObjects(
+                from: input, entity: entity, batchSize: batchSize,
+                progress: { display.update(.init(label: $0.phase.rawValue, completed: $0.completed, total: $0.total)) },
+                shouldStop: { Interrupts.requested })
+        } catch let error as ImportError {
+            display.finish()
+            warn(about: error.committed)
+            if error.kind == .belowMinimumCount {
+                reportImported(error.committed, seconds: now() - start)
             }
+            throw CLIFailure(message(for: error))
         } catch {
+            display.finish()
             throw CLIFailure(ErrorText.describe(error, store: store))
         }
-        return (total, examples)
+        display.finish()
+        warn(about: summary)
+        reportImported(summary, seconds: now() - start)
+        // With --entity the other side may come in a later import: objects below a minimum count are a warning.
+        let short = summary.objectsBelowMinimumCount
+        if short > 0 {
+            Console.error("strata: warning: \(Format.plural(short, "object")) \(short == 1 ? "has" : "have") fewer links than the model requires (\(Self.examples(summary.belowMinimumCountExamples, of: short))); import the entities they link to")
+        }
+    }
+
+    /// The file, or standard input.
+    private func openInput() throws -> FileHandle {
+        guard let path = file, path != "-" else { return FileHandle.standardInput }
+        do {
+            return try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+        } catch {
+            throw CLIFailure("cannot read \(path) (\(Self.systemReason(error))); check the path")
+        }
+    }
+
+    /// The system's words for a failed open (`strerror`), else Foundation's.
+    private static func systemReason(_ error: any Error) -> String {
+        let nsError = error as NSError
+        let posix = nsError.domain == NSPOSIXErrorDomain ? nsError : nsError.userInfo[NSUnderlyingErrorKey] as? NSError
+        if let posix, posix.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(posix.code))) }
+        return ErrorText.oneLine(nsError.localizedDescription)
+    }
+
+    /// `3 objects (Tag 3)`
+    private static func objectsText(_ summary: ImportSummary) -> String {
+        let perEntity = summary.objectsByEntity.filter { $0.value > 0 }.sorted { $0.key < $1.key }
+        return Format.plural(summary.objectCount, "object")
+            + (perEntity.isEmpty ? "" : " (" + perEntity.map { "\($0.key) \(Format.count($0.value))" }.joined(separator: ", ") + ")")
+    }
+
+    /// The first examples, and `; …` when there are more.
+    private static func examples(_ items: [some CustomStringConvertible], of total: Int) -> String {
+        items.map(\.description).joined(separator: "; ") + (total > items.count ? "; …" : "")
+    }
+
+    /// Lines skipped for --entity, links left out.
+    private func warn(about summary: ImportSummary) {
+        if summary.skippedLines > 0, let entity {
+            Console.error("strata: skipped \(Format.plural(summary.skippedLines, "line")) of other entities than \(entity)")
+        }
+        if summary.linksLeftOut > 0 {
+            Console.error("strata: left out \(Format.plural(summary.linksLeftOut, "link")) to objects that do not exist yet (\(Self.examples(summary.linksLeftOutExamples, of: summary.linksLeftOut))); each is made from its other side when that object is imported")
+        }
+    }
+
+    private func reportImported(_ summary: ImportSummary, seconds: Double) {
+        Console.out("Imported \(Self.objectsText(summary)) and \(Format.plural(summary.linksMade, "relationship entry", "relationship entries")) from \(source) into \(store) in \(Format.duration(seconds)).")
+    }
+
+    /// The one-line message for a failed import: where, why, what was kept and how to go on.
+    private func message(for error: ImportError) -> String {
+        let committed = error.committed
+        let objectsText = Self.objectsText(committed)
+        let committedLines = committed.linesCommitted
+        switch error.kind {
+        case .stopped:
+            return "stopped by Ctrl-C: committed \(objectsText) from lines 1–\(committedLines) of \(source), with their links to objects that exist. Import the rest: "
+                + (file.map { "`tail -n +\(committedLines + 1) \($0) | \(command)`" } ?? "the input from line \(committedLines + 1) on")
+        case .badLink:
+            let through = error.linksCommittedThroughLine
+            var message = "line \(error.line) of \(source): \(error.reason). "
+            message += "The import's \(objectsText) \(committed.objectCount == 1 ? "is" : "are") committed"
+            message += through > 0 ? ", with the links of lines 1–\(through); " : ", without links; "
+            message += "no link of the failing batch (lines \(through + 1)–\(error.line)) was kept. "
+            message += "Import the missing object (its line lists the link from its side too), or fix the file and import it into a new store"
+            return message
+        case .belowMinimumCount:
+            let short = committed.objectsBelowMinimumCount
+            return "the import was committed, but \(Format.plural(short, "object")) \(short == 1 ? "has" : "have") fewer links than the model requires (\(Self.examples(committed.belowMinimumCountExamples, of: short))); import the objects they link to, then run `strata verify \(store)`"
+        default:
+            // Before any line was read (the temporary file of links cannot be made): the reason alone.
+            if error.line == 0 { return error.reason }
+            let first = committedLines + 1
+            var message = "line \(error.line) of \(source): \(error.reason). "
+            if committed.objectCount == 0 {
+                return message + "Nothing was imported. Fix line \(error.line) and run the import again"
+            }
+            message += "Committed before it: \(objectsText) from lines 1–\(committedLines), with their links to objects that exist"
+            if error.line >= first {
+                message += error.line > first ? "; nothing of lines \(first)–\(error.line) was kept" : "; nothing of line \(error.line) was kept"
+            }
+            if let linkFailure = error.linkFailure {
+                message += "; making the links of the committed lines stopped at line \(linkFailure.line): \(linkFailure.reason)"
+            }
+            message += ". Fix line \(error.line), then import the rest: "
+            message += file.map { "`tail -n +\(first) \($0) | \(command)`" } ?? "the input from line \(first) on (`tail -n +\(first) FILE | \(command)`)"
+            return message
+        }
     }
 }

@@ -66,8 +66,8 @@ struct InfoCommand: ParsableCommand {
                 lines.append("  " + String(repeating: " ", count: nameWidth) + "  current layout \(e.currentLayout); " + notes.joined(separator: "; "))
             }
         }
-        row("File", "\(Format.bytes(info.fileSize)) (\(Format.count(info.fileSize)) bytes)")
-        row("Map", "\(Format.bytes(info.mapSize)), page size \(info.pageSize), \(Format.count(info.pagesUsed)) pages used")
+        row("File", "\(ByteCount(info.fileSize)) (\(Format.count(info.fileSize)) bytes)")
+        row("Map", "\(ByteCount(info.mapSize)), page size \(info.pageSize), \(Format.count(info.pagesUsed)) pages used")
         row("Readers", "\(info.readersInUse) in use of \(info.maximumReaders), \(info.staleReadersCleared) stale cleared")
         row("Generation", "\(info.generation)")
         row("Maintenance", maintenanceLeft
@@ -219,6 +219,6 @@ struct BackupCommand: ParsableCommand {
             throw CLIFailure(ErrorText.describe(error, store: store))
         }
         let size = (try? FileManager.default.attributesOfItem(atPath: destinationURL.path + "/data.mdb")[.size] as? Int) ?? 0
-        Console.out("Backed up \(store) to \(destination)\(compact ? " (compacted)" : ""): \(Format.bytes(size)) in \(Format.duration(now() - start)).")
+        Console.out("Backed up \(store) to \(destination)\(compact ? " (compacted)" : ""): \(ByteCount(size)) in \(Format.duration(now() - start)).")
     }
 }

@@ -88,7 +88,7 @@ func run(_ options: Options) throws {
         }
     }
     let info = try store.info()
-    print("   model \(info.modelVersion), history \(info.history.joined(separator: " → ")), file \(info.fileSize / 1024) KiB")
+    print("   model \(info.modelVersion), history \(info.history.joined(separator: " → ")), file \(ByteCount(info.fileSize))")
     let report = try store.verify()
     print("   verify: \(report.objectsChecked) objects, \(report.linksChecked) links, \(report.indexEntriesChecked) index entries, \(report.isClean ? "no problems" : "\(report.problems.count) problems")")
     if options.keep { print("\nThe store is kept at \(url.path).") }

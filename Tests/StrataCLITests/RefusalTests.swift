@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Strata
+import StrataTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif

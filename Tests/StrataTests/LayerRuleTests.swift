@@ -9,6 +9,7 @@ import Testing
     static let layers: [[String]] = [
         ["Platform"],
         ["Vocabulary"],
+        ["JSON"],
         ["Schema"],
         ["Records"],
         ["Storage/Concurrency", "Storage/LMDB", "Storage/Keys"],

@@ -133,7 +133,7 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
                 }
             }
             lines.append("  Tasks: " + step.tasks.joined(separator: ", "))
-            lines.append("  Estimate: writes about \(Self.bytesText(step.bytesToWrite)), takes about \(Self.secondsText(step.estimatedSeconds))"
+            lines.append("  Estimate: writes about \(ByteCount(step.bytesToWrite)), takes about \(Self.secondsText(step.estimatedSeconds))"
                          + (step.isCustom ? " plus the stage's own code" : ""))
         }
         lines.append("")
@@ -143,18 +143,6 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
             lines.append("Estimates are calibrated on \(c.sampledRecords) records of this store: per record, read \(Self.secondsText(c.readSecondsPerRecord)), decode \(Self.secondsText(c.decodeSecondsPerRecord)), encode \(Self.secondsText(c.encodeSecondsPerRecord)), write \(Self.secondsText(c.writeSecondsPerRecord)), insert an object \(Self.secondsText(c.insertSecondsPerRecord)); a durable commit \(Self.secondsText(c.commitSeconds)).")
         }
         return lines.joined(separator: "\n")
-    }
-
-    /// `1.2 MB`-style text (decimal units).
-    static func bytesText(_ bytes: Int) -> String {
-        let units = ["bytes", "kB", "MB", "GB", "TB"]
-        var value = Double(bytes)
-        var unit = 0
-        while value >= 1000 && unit < units.count - 1 {
-            value /= 1000
-            unit += 1
-        }
-        return unit == 0 ? "\(bytes) bytes" : String(format: "%.1f %@", value, units[unit])
     }
 
     /// `1.2 s`, `35 ms`, `0.8 µs`-style text.

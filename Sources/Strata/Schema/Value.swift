@@ -221,15 +221,6 @@ extension UUID {
     }
 }
 
-/// Canonical JSON for Codable values: sorted keys, no escaping of slashes.
-enum CanonicalJSON {
-    static func encode<T: Encodable>(_ value: T) throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(value)
-    }
-}
-
 extension Value {
     /// The attribute type that stores this value as it is (nil for null). Codable values carry no type
     /// name: they are stored under a placeholder, the field type decides on reading.

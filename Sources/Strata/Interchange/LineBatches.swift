@@ -1,12 +1,12 @@
 import Foundation
-import Strata
+import Synchronization
 
 /// The import's input, read and parsed into batches on a thread of its own while the batch before is
 /// inserted and committed: reading and parsing overlap with the transactions. At most two batches wait,
 /// so memory stays bounded.
 ///
 /// The batches come in input order, each ending at a known line; the thread stops at the first line it
-/// cannot read (its message carries the failure) or at the end of the input. What a batch holds and where a
+/// cannot read (its problem carries the failure) or at the end of the input. What a batch holds and where a
 /// failure is reported are exactly what reading the lines one by one would give: the batches are committed
 /// (or not) by the caller in the same order, and a failing line's partial batch is never committed.
 final class LineBatches: @unchecked Sendable {
@@ -14,7 +14,7 @@ final class LineBatches: @unchecked Sendable {
         var objects: [(line: Int, object: ObjectLine.Parsed)] = []
         /// The last line read for this batch (blank and skipped lines included).
         var throughLine = 0
-        /// Lines of other entities than `--entity`'s skipped since the previous batch.
+        /// Lines of other entities than the import's `entity` skipped since the previous batch.
         var skipped = 0
     }
 
@@ -24,7 +24,7 @@ final class LineBatches: @unchecked Sendable {
         /// The end of the input: the last batch (possibly empty).
         case end(Batch)
         /// A line that cannot be imported (or a failed read), after the objects of `Batch` before it.
-        case failure(Batch, ImportCommand.Failure)
+        case failure(Batch, LineFailure)
     }
 
     private let reader: LineReader
@@ -35,6 +35,8 @@ final class LineBatches: @unchecked Sendable {
     private let condition = NSCondition()
     private var queue: [Message] = []
     private var stopped = false
+    /// `stopped`, read by the thread between lines without taking the lock.
+    private let stopRequested = Atomic<Bool>(false)
     /// Committed batches' arrays, given back to be emptied (their objects freed) and refilled here.
     private var returned: [[(line: Int, object: ObjectLine.Parsed)]] = []
     private static let capacity = 2
@@ -88,9 +90,10 @@ final class LineBatches: @unchecked Sendable {
         return array ?? []
     }
 
-    /// Tells the thread to stop: the caller wants no more batches. It stops at its next batch (a read in
+    /// Tells the thread to stop: the caller wants no more batches. It stops before its next line (a read in
     /// progress, of a pipe that stays open, is not waited for: the reader stays the thread's).
     func stop() {
+        stopRequested.store(true, ordering: .relaxed)
         condition.lock()
         stopped = true
         condition.broadcast()
@@ -110,10 +113,10 @@ final class LineBatches: @unchecked Sendable {
 
     private func produce() {
         var batch = Batch(objects: emptyArray())
-        while true {
+        while !stopRequested.load(ordering: .relaxed) {
             let line: UnsafeRawBufferPointer?
             do { line = try reader.nextBytes() } catch {
-                _ = put(.failure(batch, ImportCommand.Failure(line: reader.lineNumber + 1, reason: ImportCommand.reason(error))))
+                _ = put(.failure(batch, LineFailure(line: reader.lineNumber + 1, reason: error.reason, kind: .unreadableInput)))
                 return
             }
             guard let line else {
@@ -134,7 +137,7 @@ final class LineBatches: @unchecked Sendable {
                         batch.skipped += 1
                     }
                 } catch {
-                    _ = put(.failure(batch, ImportCommand.Failure(line: reader.lineNumber, reason: error.reason)))
+                    _ = put(.failure(batch, LineFailure(line: reader.lineNumber, reason: error.reason, kind: .badLine)))
                     return
                 }
             }

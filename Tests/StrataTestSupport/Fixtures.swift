@@ -1,29 +1,30 @@
 import Foundation
 
-/// Models and objects used by the CLI tests, in the documented JSON forms.
-enum Fixtures {
+/// Models and objects in the documented JSON forms (the schema JSON form, JSON Lines), shared by the
+/// interchange tests of the library and the `strata` tool's tests.
+public enum Fixtures {
     /// Blog v1: every attribute type, to-one and to-many relationships, a unique index, a minimum count.
-    static let v1 = model(version: "v1", postAttributes: """
+    public static let v1 = model(version: "v1", postAttributes: """
         {"name":"title","type":"string"},
         {"name":"views","type":"int16","defaultValue":0}
         """)
 
     /// v2: `title` renamed to `headline`, `views` widened to int64 (every Post record rewritten),
     /// `flag` added with a default.
-    static let v2 = model(version: "v2", postAttributes: """
+    public static let v2 = model(version: "v2", postAttributes: """
         {"name":"headline","type":"string","renamingIdentifier":"title"},
         {"name":"views","type":"int64","defaultValue":0},
         {"name":"flag","type":"bool","defaultValue":false}
         """)
 
     /// A v2 that cannot be inferred: a required attribute without a default, a type change.
-    static let v2Impossible = model(version: "v2", postAttributes: """
+    public static let v2Impossible = model(version: "v2", postAttributes: """
         {"name":"title","type":"int64"},
         {"name":"views","type":"int16","defaultValue":0},
         {"name":"summary","type":"string"}
         """)
 
-    static func model(version: String, postAttributes: String) -> String {
+    public static func model(version: String, postAttributes: String) -> String {
         """
         {"format":"strata.schema","formatVersion":1,"versionIdentifier":"\(version)","entities":[
          {"name":"Post","attributes":[
@@ -64,7 +65,7 @@ enum Fixtures {
 
     /// Objects of v1 with every kind of value; links point forwards and backwards, and are listed on one
     /// side only.
-    static let objects = """
+    public static let objects = """
         {"entity":"Comment","id":40,"attributes":{"text":"First! ✓"},"relationships":{"post":10}}
         {"entity":"Post","id":10,"attributes":{"postID":"E621E1F8-C36C-495A-93FC-0C247A3E6E5F","title":"Hello \\"world\\"\\n\\ttabbed","views":-32768,"body":"héllo ✓ \\u0001","rating":0.1,"published":726000000.5,"cover":"AAEC/w==","link":"https://example.com/a?b=c&d=é","price":"-12.5","meta":{"b":[1,2.5,null,true],"a":{"x":"y"}}},"relationships":{"tags":[20,21],"author":30}}
         {"entity":"Post","id":11,"attributes":{"postID":"E621E1F8-C36C-495A-93FC-0C247A3E6E60","title":"","views":32767,"rating":"nan","published":"2024-01-02T03:04:05Z"}}
@@ -78,7 +79,7 @@ enum Fixtures {
         """ + "\n"
 
     /// Posts (and nothing else) for migrations that must take a while.
-    static func posts(_ count: Int, firstID: Int = 1000) -> String {
+    public static func posts(_ count: Int, firstID: Int = 1000) -> String {
         var text = ""
         for i in 0..<count {
             let uuid = String(format: "00000000-0000-4000-8000-%012X", i + 1)

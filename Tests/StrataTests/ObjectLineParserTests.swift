@@ -1,11 +1,11 @@
 import Foundation
-import Strata
-@testable import StrataCommandLine
+@testable import Strata
+import StrataTestSupport
 import Testing
 
 /// The import's fast parser against the general path (`ObjectLine.parse`, through `JSONDecoder`): on every
 /// line it decides, the same object; on the lines it leaves undecided, the general path answers. It must
-/// decide the lines `strata export` writes.
+/// decide the lines an export writes.
 @Suite struct ObjectLineParserTests {
     static func schema() throws -> Schema {
         try Schema(jsonData: Data(Fixtures.v1.utf8))
@@ -122,19 +122,44 @@ import Testing
         #expect(Self.fast(#"{"entity":"Author","attributes":{"name":"x"}}"#, tagOnly) == nil, "another entity: skipped by the general path")
     }
 
-    @Test func exportEscapesStringsAsTheGeneralWriterDoes() {
+    /// The one string escaper (eight bytes at a time) against a byte-by-byte one and against `JSONEncoder`, whose
+    /// canonical JSON holds the keys that reshapes write with it.
+    @Test func stringsAreEscapedAsByteByByteAndAsJSONEncoderDoes() throws {
         // Every ASCII character, at every position of runs longer and shorter than eight bytes, and UTF-8.
-        var texts = ["", "plain", "exactly8", "sixteen bytes!!!", "héllo ✓ \u{1}", "a\"b\\c\nd\te\u{7F}f"]
+        var texts = ["", "plain", "exactly8", "sixteen bytes!!!", "héllo ✓ \u{1}", "a\"b\\c\nd\te\u{7F}f/g", "😀\u{2028}\u{FEFF}"]
         for code in 0..<128 {
             let c = String(UnicodeScalar(UInt8(code)))
             for prefix in 0..<10 { texts.append(String(repeating: "x", count: prefix) + c + String(repeating: "y", count: 9 - prefix)) }
         }
         for text in texts {
-            var expected: [UInt8] = []
-            JSONText.writeString(text, into: &expected)
             var written: [UInt8] = []
-            Array(text.utf8).withUnsafeBytes { ExportLineWriter.writeString($0, into: &written) }
-            #expect(written == expected, "\(text.debugDescription)")
+            JSONText.writeString(text, into: &written)
+            #expect(written == Self.escapedByteByByte(text), "\(text.debugDescription)")
+            #expect(written == Array(try CanonicalJSON.encode(text)), "JSONEncoder: \(text.debugDescription)")
         }
+    }
+
+    /// JSON's escapes, one byte at a time.
+    static func escapedByteByByte(_ s: String) -> [UInt8] {
+        var out: [UInt8] = [UInt8(ascii: "\"")]
+        for byte in s.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
+            case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
+            case 0x0A: out.append(contentsOf: "\\n".utf8)
+            case 0x0D: out.append(contentsOf: "\\r".utf8)
+            case 0x09: out.append(contentsOf: "\\t".utf8)
+            case 0x08: out.append(contentsOf: "\\b".utf8)
+            case 0x0C: out.append(contentsOf: "\\f".utf8)
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                out.append(contentsOf: "\\u00".utf8)
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 0xF)])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+        return out
     }
 }

@@ -1,14 +1,13 @@
 import Foundation
-import Strata
 
-/// Writes the export lines of one entity straight from record views into a reusable byte buffer: no
+/// Writes the lines of one entity's objects straight from record views into a reusable byte buffer: no
 /// `DynamicObject`, no `JSONValue`, no `String` per text (texts are escaped from the record's bytes).
 ///
 /// The line is the documented object form (see ``ObjectLine``): entity, ID, every attribute in declaration
 /// order (null included), every relationship in declaration order (to-one: an ID or null; to-many: IDs in
 /// ascending order). Each value's text is exactly `JSONText.write(ValueJSON.json(for: value))`'s (the tests
 /// compare exports before and after a round trip); Codable and other attributes take that general path.
-struct ExportLineWriter {
+struct ObjectLineWriter {
     private enum Kind {
         case string, uuid, date, integer, general
     }
@@ -62,7 +61,7 @@ struct ExportLineWriter {
     /// Appends the line of the object `view` shows.
     func write(_ view: ObjectView, context: ReadContext, into out: inout [UInt8]) throws {
         out.append(contentsOf: prefix)
-        Self.writeInteger(view.id.rawValue, into: &out)
+        JSONText.writeInteger(view.id.rawValue, into: &out)
         out.append(contentsOf: Self.attributesKey)
         for i in attributeNames.indices {
             let name = attributeNames[i]
@@ -70,7 +69,7 @@ struct ExportLineWriter {
             switch kinds[i] {
             case .string:
                 let written = try view.withBytes(of: name) { bytes -> Bool in
-                    Self.writeString(bytes, into: &out)
+                    JSONText.writeString(bytes, into: &out)
                     return true
                 }
                 if written == nil { out.append(contentsOf: Self.null) }
@@ -83,16 +82,7 @@ struct ExportLineWriter {
                     out.append(contentsOf: Self.null)
                 }
             case .integer:
-                if let n = try view.int64(name) {
-                    if n < 0 {
-                        out.append(UInt8(ascii: "-"))
-                        Self.writeInteger(n.magnitude, into: &out)
-                    } else {
-                        Self.writeInteger(UInt64(n), into: &out)
-                    }
-                } else {
-                    out.append(contentsOf: Self.null)
-                }
+                if let n = try view.int64(name) { JSONText.writeInteger(n, into: &out) } else { out.append(contentsOf: Self.null) }
             case .general:
                 JSONText.write(ValueJSON.json(for: try view.value(name)), into: &out)
             }
@@ -105,11 +95,11 @@ struct ExportLineWriter {
                 out.append(UInt8(ascii: "["))
                 for (k, t) in targets.enumerated() {
                     if k > 0 { out.append(UInt8(ascii: ",")) }
-                    Self.writeInteger(t.rawValue, into: &out)
+                    JSONText.writeInteger(t.rawValue, into: &out)
                 }
                 out.append(UInt8(ascii: "]"))
             } else if let t = targets.first {
-                Self.writeInteger(t.rawValue, into: &out)
+                JSONText.writeInteger(t.rawValue, into: &out)
             } else {
                 out.append(contentsOf: Self.null)
             }
@@ -118,23 +108,6 @@ struct ExportLineWriter {
     }
 
     // MARK: Values (the same text as ValueJSON.json(for:) written by JSONText)
-
-    static func writeInteger(_ n: UInt64, into out: inout [UInt8]) {
-        if n < 10 {
-            out.append(UInt8(ascii: "0") + UInt8(n))
-            return
-        }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var v = n
-            var k = 20
-            while v > 0 {
-                k -= 1
-                digits[k] = UInt8(ascii: "0") + UInt8(v % 10)
-                v /= 10
-            }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[k..<20]))
-        }
-    }
 
     /// A double as `ValueJSON` writes it: `"nan"`, `"inf"`, `"-inf"`, `"-0"` as strings, integers as
     /// integers, others as the shortest text that reads back as the same value.
@@ -172,62 +145,5 @@ struct ExportLineWriter {
                 out.append(contentsOf: UnsafeBufferPointer(text))
             }
         }
-    }
-
-    /// Whether one of the eight bytes of `w` is below 0x20, a quote or a backslash (exact: no byte that
-    /// needs no escaping makes it true).
-    @inline(__always)
-    static func mayNeedEscaping(_ w: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let high: UInt64 = 0x8080_8080_8080_8080
-        let control = (w &- 0x20 &* ones) & ~w & high
-        let q = w ^ (0x22 &* ones)
-        let quote = (q &- ones) & ~q & high
-        let b = w ^ (0x5C &* ones)
-        let backslash = (b &- ones) & ~b & high
-        return control | quote | backslash != 0
-    }
-
-    /// A JSON string of UTF-8 bytes, escaped as `JSONText.writeString` escapes (runs without anything to
-    /// escape are copied whole).
-    static func writeString(_ bytes: UnsafeRawBufferPointer, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        var runStart = 0
-        let n = bytes.count
-        var i = 0
-        while i < n {
-            // Eight bytes at a time while none needs escaping (a control character, a quote, a backslash).
-            if i + 8 <= n {
-                let w = bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-                if !Self.mayNeedEscaping(w) {
-                    i += 8
-                    continue
-                }
-            }
-            let byte = bytes[i]
-            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else {
-                i += 1
-                continue
-            }
-            if runStart < i { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<i])) }
-            i += 1
-            runStart = i
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
-            case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
-            case 0x0A: out.append(contentsOf: "\\n".utf8)
-            case 0x0D: out.append(contentsOf: "\\r".utf8)
-            case 0x09: out.append(contentsOf: "\\t".utf8)
-            case 0x08: out.append(contentsOf: "\\b".utf8)
-            case 0x0C: out.append(contentsOf: "\\f".utf8)
-            default:
-                let hex: StaticString = "0123456789abcdef"
-                out.append(contentsOf: "\\u00".utf8)
-                out.append(hex.utf8Start[Int(byte >> 4)])
-                out.append(hex.utf8Start[Int(byte & 0xF)])
-            }
-        }
-        if runStart < bytes.count { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart...])) }
-        out.append(UInt8(ascii: "\""))
     }
 }

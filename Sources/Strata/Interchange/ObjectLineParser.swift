@@ -1,5 +1,4 @@
 import Foundation
-import Strata
 
 /// Reads the object form of a line (see ``ObjectLine``) straight from its bytes: a strict JSON parser for
 /// that one shape, typing each value by the store's model as it goes and filling the object's values in
@@ -8,7 +7,7 @@ import Strata
 /// It decides only lines it is sure to read exactly as ``ObjectLine/parse(_:schema:only:)`` does. Anything
 /// else — a line that is not valid JSON, a value of the wrong type, an unknown name, a duplicate key, an
 /// escape in a key, a number it cannot read exactly (`-0`, an integer out of range, a fraction where an
-/// integer is due), a Codable attribute's value (but null), a line of another entity than `--entity`'s — is
+/// integer is due), a Codable attribute's value (but null), a line of another entity than `only`'s — is
 /// `undecided`, and the caller reads the line with `ObjectLine.parse`, whose answer and error message are then
 /// the line's. So the fast path changes no outcome; it only makes the common lines cheap.
 struct ObjectLineParser {
@@ -58,8 +57,7 @@ struct ObjectLineParser {
 
     /// Reads `line` (without its line break).
     func parse(_ line: UnsafeRawBufferPointer) -> Outcome {
-        guard let base = line.baseAddress else { return .undecided }
-        var c = JSONCursor(base.assumingMemoryBound(to: UInt8.self), count: line.count)
+        var c = JSONScanner(line)
         return parseObject(&c) ?? .undecided
     }
 
@@ -68,7 +66,7 @@ struct ObjectLineParser {
     private static let keyAttributes = Array("attributes".utf8)
     private static let keyRelationships = Array("relationships".utf8)
 
-    private func parseObject(_ c: inout JSONCursor) -> Outcome? {
+    private func parseObject(_ c: inout JSONScanner) -> Outcome? {
         guard c.eat(UInt8(ascii: "{")) else { return nil }
         var seen = 0 // bits: entity, id, attributes, relationships
         var named: Int? = nil // the entity the line names
@@ -145,9 +143,9 @@ struct ObjectLineParser {
             }
         }
         guard c.atEnd() else { return nil }
-        // No "entity" (or null): the line is an object of --entity's; none given is an error the slow path words.
+        // No "entity" (or null): the line is an object of `only`'s; none given is an error the slow path words.
         guard let entity = named ?? only else { return nil }
-        // A line of another entity than --entity's is skipped: the slow path decides (it also checks the line).
+        // A line of another entity than `only`'s is skipped: the slow path decides (it also checks the line).
         if onlyName != nil, entity != only { return nil }
         if let tentative, tentative != entity { return nil }
         let plan = plans[entity]
@@ -155,7 +153,7 @@ struct ObjectLineParser {
     }
 
     /// The attributes object: every attribute's value in declaration order (defaults for those not given).
-    private func attributes(_ c: inout JSONCursor, _ plan: EntityPlan) -> [Value]? {
+    private func attributes(_ c: inout JSONScanner, _ plan: EntityPlan) -> [Value]? {
         guard plan.readable, c.eat(UInt8(ascii: "{")) else { return nil }
         var values = plan.initialValues
         if c.peek() == UInt8(ascii: "}") {
@@ -189,7 +187,7 @@ struct ObjectLineParser {
     }
 
     /// The relationships object: links in the order of the relationships' names (as the slow path makes them).
-    private func relationships(_ c: inout JSONCursor, _ plan: EntityPlan) -> [(relationship: Int, targets: [UInt64])]? {
+    private func relationships(_ c: inout JSONScanner, _ plan: EntityPlan) -> [(relationship: Int, targets: [UInt64])]? {
         guard plan.readable, c.eat(UInt8(ascii: "{")) else { return nil }
         var links: [(relationship: Int, targets: [UInt64])] = []
         if c.peek() == UInt8(ascii: "}") {
