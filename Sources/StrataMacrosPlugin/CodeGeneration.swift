@@ -19,7 +19,51 @@ extension ModelDescription {
         out.append("\(raw: access)static let entity: Strata.Entity = \(raw: entityExpression())")
         out.append(propertyNameFunction())
         out.append(writeFunction())
+        out.append(recordView())
         return out
+    }
+
+    /// The model's borrowed view (`Strata.ModelRecordView`): a throwing property per stored property, read in place
+    /// (strings as `Strata.BorrowedString`), and `model()` for an owned value.
+    func recordView() -> DeclSyntax {
+        var lines = [
+            "/// A stored `\(typeName)` read in place: each property is decoded when it is read (strings are borrowed,",
+            "/// not copied). Valid only inside the closure that receives it (see `Strata.ModelQuery.forEachRecord(_:)`).",
+            "\(access)struct Record: Strata.ModelRecordView {",
+            "    \(access)typealias Model = \(typeName)",
+            "    private let _access: Strata.ModelRecordAccess",
+            "    \(access)init(access: Strata.ModelRecordAccess) { self._access = access }",
+            "    /// The object's identifier.",
+            "    \(access)var objectID: Strata.ObjectID { _access.objectID }",
+        ]
+        for (slot, a) in slots where !a.isTransient {
+            let type: String, call: String
+            switch a.storage {
+            case .scalar(let swiftType) where swiftType == "String" || swiftType == "Swift.String":
+                type = a.isOptional ? "Strata.BorrowedString?" : "Strata.BorrowedString"
+                call = a.isOptional ? "optionalString" : "string"
+            case .scalar(let swiftType):
+                type = a.isOptional ? "\(swiftType)?" : swiftType
+                call = "read"
+            case .codable(_, let swiftType):
+                type = a.isOptional ? "\(swiftType)?" : swiftType
+                call = a.isOptional ? "optionalCodable" : "codable"
+            case .raw(let swiftType):
+                type = a.isOptional ? "\(swiftType)?" : swiftType
+                call = a.isOptional ? "optionalRaw" : "raw"
+            }
+            lines.append("    \(access)var \(a.name): \(type) { get throws { try _access.\(call)(\(slot)) } }")
+        }
+        for (position, r) in relationships.enumerated() {
+            let type = r.isToMany ? "[Strata.ObjectID]" : "Strata.ObjectID?"
+            lines.append("    \(access)var \(r.name): \(type) { get throws { try _access.\(r.isToMany ? "related" : "relatedOne")(\(position)) } }")
+        }
+        if !attributes.contains(where: { $0.name == "model" }) && !relationships.contains(where: { $0.name == "model" }) {
+            lines.append("    /// The object as an owned value.")
+            lines.append("    \(access)func model() throws -> \(typeName) { try _access.model(\(typeName).self) }")
+        }
+        lines.append("}")
+        return DeclSyntax(stringLiteral: lines.joined(separator: "\n"))
     }
 
     /// A public memberwise initializer for a public struct (Swift's implicit one is internal): every stored

@@ -25,7 +25,7 @@
 ///     var softDelete: Bool = false
 /// }
 /// ```
-@attached(member, names: named(init), named(objectID), named(entityName), named(entity), named(propertyName), named(write))
+@attached(member, names: named(init), named(objectID), named(entityName), named(entity), named(propertyName), named(write), named(Record))
 @attached(extension, conformances: EntityModel, names: named(init))
 public macro Entity(_ name: String? = nil, originalName: String? = nil, hashModifier: String? = nil) =
     #externalMacro(module: "StrataMacrosPlugin", type: "EntityMacro")

@@ -99,6 +99,64 @@ import Testing
                 record.relate(0, self.owners)
                 record.relate(1, self.shelf)
             }
+
+            /// A stored `Item` read in place: each property is decoded when it is read (strings are borrowed,
+            /// not copied). Valid only inside the closure that receives it (see `Strata.ModelQuery.forEachRecord(_:)`).
+            struct Record: Strata.ModelRecordView {
+                typealias Model = Item
+                private let _access: Strata.ModelRecordAccess
+                init(access: Strata.ModelRecordAccess) {
+                    self._access = access
+                }
+                /// The object's identifier.
+                var objectID: Strata.ObjectID {
+                    _access.objectID
+                }
+                var origin: Point {
+                    get throws {
+                        try _access.codable(0)
+                    }
+                }
+                var tags: [String] {
+                    get throws {
+                        try _access.codable(1)
+                    }
+                }
+                var kind: Kind {
+                    get throws {
+                        try _access.raw(2)
+                    }
+                }
+                var color: Color? {
+                    get throws {
+                        try _access.optionalRaw(3)
+                    }
+                }
+                var price: Decimal {
+                    get throws {
+                        try _access.read(5)
+                    }
+                }
+                var ratio: Float {
+                    get throws {
+                        try _access.read(6)
+                    }
+                }
+                var owners: [Strata.ObjectID] {
+                    get throws {
+                        try _access.related(0)
+                    }
+                }
+                var shelf: Strata.ObjectID? {
+                    get throws {
+                        try _access.relatedOne(1)
+                    }
+                }
+                /// The object as an owned value.
+                func model() throws -> Item {
+                    try _access.model(Item.self)
+                }
+            }
         }
 
         extension Item: Strata.EntityModel {
@@ -165,6 +223,34 @@ import Testing
             public func write(to record: inout Strata.ModelWriter) throws {
                 try record.write(0, self.headline)
                 try record.write(1, self.body)
+            }
+
+            /// A stored `Story` read in place: each property is decoded when it is read (strings are borrowed,
+            /// not copied). Valid only inside the closure that receives it (see `Strata.ModelQuery.forEachRecord(_:)`).
+            public struct Record: Strata.ModelRecordView {
+                public typealias Model = Story
+                private let _access: Strata.ModelRecordAccess
+                public init(access: Strata.ModelRecordAccess) {
+                    self._access = access
+                }
+                /// The object's identifier.
+                public var objectID: Strata.ObjectID {
+                    _access.objectID
+                }
+                public var headline: Strata.BorrowedString {
+                    get throws {
+                        try _access.string(0)
+                    }
+                }
+                public var body: Strata.BorrowedString {
+                    get throws {
+                        try _access.string(1)
+                    }
+                }
+                /// The object as an owned value.
+                public func model() throws -> Story {
+                    try _access.model(Story.self)
+                }
             }
         }
 

@@ -28,7 +28,11 @@
 /// - ``objectID``
 /// - ``init(from:)``
 /// - ``write(to:)``
+/// - ``Record``
 public protocol EntityModel: SendableMetatype {
+    /// The model's borrowed view of a stored object (generated: a property per stored property, read in place;
+    /// see ``ModelRecordView``). Hand-written models get ``ModelRecord``, which reads properties by key path.
+    associatedtype Record: ModelRecordView = ModelRecord<Self> where Record.Model == Self
     /// The name of the entity in the schema (the type's name unless `@Entity("Name")` says otherwise).
     static var entityName: String { get }
     /// The entity, exactly as the schema DSL would declare it: same JSON, same version hash.

@@ -159,7 +159,8 @@ extension ModelQuery {
     /// one, reading only that field of each record.
     func fold<V: ModelScalar, P>(_ keyPath: KeyPath<T, P>, _ body: (V) throws -> Void) throws {
         let a = try attribute(keyPath)
-        try forEachRecord { reader in
+        try forEachMatchingRecord { bytes, id in
+            var reader = try ModelReader(record: bytes, id: id, binding: binding, context: context)
             if let v = try V.read(a, from: &reader) { try body(v) }
         }
     }
@@ -176,17 +177,17 @@ extension ModelQuery {
         return name
     }
 
-    /// Calls `body` with a reader over each matching record, in identifier order (or index order; in the query's
-    /// sort order when it sorts and limits), honouring offset and limit. Conditions on stored attributes are
-    /// evaluated on the record's fields; closure filters, and conditions on other key paths, on model values.
-    func forEachRecord(_ body: (inout ModelReader) throws -> Void) throws {
+    /// Calls `body` with each matching record and its object's identifier, in identifier order (or index order;
+    /// in the query's sort order when it sorts and limits), honouring offset and limit. Conditions on stored
+    /// attributes are evaluated on the record's fields; closure filters, and conditions on other key paths, on
+    /// model values.
+    func forEachMatchingRecord(_ body: (UnsafeRawBufferPointer, UInt64) throws -> Void) throws {
         if !sortKeys.isEmpty && (limitCount != nil || offsetCount > 0) {
             // Which objects count depends on the sort: take them as values, then read each record.
             for value in try limit(limitCount ?? Int.max).offset(offsetCount).fetch() {
                 guard let id = value.objectID?.rawValue,
                       let bytes = try ObjectKey.with(id, { try context.txn.get(binding.dbi, key: $0) }) else { continue }
-                var reader = try ModelReader(record: bytes, id: id, binding: binding, context: context)
-                try body(&reader)
+                try body(bytes, id)
             }
             return
         }
@@ -195,8 +196,8 @@ extension ModelQuery {
         var skipped = 0
         var returned = 0
         try scanRecords { bytes, id in
-            var reader = try ModelReader(record: bytes, id: id, binding: binding, context: context)
             if let condition {
+                var reader = try ModelReader(record: bytes, id: id, binding: binding, context: context)
                 guard try reader.matches(condition) else { return true }
             } else if !predicates.isEmpty {
                 guard try matchesModel(bytes, id) else { return true }
@@ -206,7 +207,7 @@ extension ModelQuery {
                 for f in filters where try !f(value) { return true }
             }
             if skipped < offsetCount { skipped += 1; return true }
-            try body(&reader)
+            try body(bytes, id)
             returned += 1
             return limitCount.map { returned < $0 } ?? true
         }

@@ -112,7 +112,7 @@ public struct ModelQuery<T: EntityModel> {
         }
         // Conditions are checked on the records' fields: no value is built.
         var n = 0
-        try forEachRecord { _ in n += 1 }
+        try forEachMatchingRecord { _, _ in n += 1 }
         return n
     }
 

@@ -35,6 +35,15 @@ public struct ModelReader: ~Copyable {
         self.values = nil
     }
 
+    /// A reader over a record already opened (a borrowed view's: its checksum was checked when it was shown).
+    init(fields: RecordFields, id: ObjectID, binding: EntityBinding, context: ReadContext?) {
+        self.binding = binding
+        self.context = context
+        self.objectID = id
+        self.record = fields
+        self.values = nil
+    }
+
     /// A reader over attribute values already decoded (an object of the dynamic API).
     init(values: [Value], id: ObjectID, binding: EntityBinding, context: ReadContext?) {
         self.binding = binding

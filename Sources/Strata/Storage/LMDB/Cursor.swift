@@ -70,6 +70,7 @@ final class Cursor {
         try transaction.ensureUsable()
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        transaction.noteChange()
         let rc = FaultInjection.lmdbFault(.cursorPut) ?? mdb_cursor_put(pointer, &k, &v, flags)
         if rc == MDB_KEYEXIST { return false }
         if rc != 0 { throw transaction.fail(rc, "mdb_cursor_put") }
@@ -80,6 +81,7 @@ final class Cursor {
     func deleteCurrent(allDuplicates: Bool = false) throws {
         if isClosed { throw StoreError.transactionEnded }
         try transaction.ensureUsable()
+        transaction.noteChange()
         let rc = FaultInjection.lmdbFault(.delete) ?? mdb_cursor_del(pointer, allDuplicates ? UInt32(MDB_NODUPDATA) : 0)
         if rc != 0 { throw transaction.fail(rc, "mdb_cursor_del") }
     }

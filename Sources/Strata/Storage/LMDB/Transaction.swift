@@ -9,6 +9,12 @@ final class Transaction {
     unowned let environment: Environment
 
     private(set) var isFinished = false
+    /// Changes made so far (puts, deletes, drops): a pointer into the map read before a change may be stale
+    /// after it (LMDB's rule for write transactions).
+    private(set) var changes = 0
+
+    /// Counts a change made through a cursor of this transaction.
+    @inline(__always) func noteChange() { changes &+= 1 }
     /// An LMDB call failed in this write transaction: LMDB allows only abort from here.
     private(set) var hasFailed = false
     /// `MDB_MAP_FULL` was returned by a put or by commit: the unit of work is retried after growth.
@@ -73,6 +79,7 @@ final class Transaction {
         try ensureUsable()
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        changes &+= 1
         let rc = FaultInjection.lmdbFault(.put) ?? mdb_put(pointer, dbi, &k, &v, flags)
         if rc == MDB_KEYEXIST { return false }
         try check(rc, "mdb_put")
@@ -87,8 +94,10 @@ final class Transaction {
         let rc: Int32
         if let value {
             var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+            changes &+= 1
             rc = FaultInjection.lmdbFault(.delete) ?? mdb_del(pointer, dbi, &k, &v)
         } else {
+            changes &+= 1
             rc = FaultInjection.lmdbFault(.delete) ?? mdb_del(pointer, dbi, &k, nil)
         }
         if rc == MDB_NOTFOUND { return false }
@@ -99,6 +108,7 @@ final class Transaction {
     /// Empties a database (`delete: false`) or deletes it and closes its handle at commit (`delete: true`).
     func drop(_ dbi: MDB_dbi, delete: Bool) throws {
         try ensureUsable()
+        changes &+= 1
         let rc = FaultInjection.lmdbFault(.drop) ?? mdb_drop(pointer, dbi, delete ? 1 : 0)
         try check(rc, "mdb_drop")
     }
