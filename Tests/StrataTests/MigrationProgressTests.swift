@@ -1,5 +1,5 @@
 import Foundation
-import Strata
+@testable import Strata
 import StrataTestSupport
 import Synchronization
 import Testing
@@ -70,6 +70,36 @@ import Testing
                                    configuration: StoreConfiguration(migration: Self.options(recorder)))
         store.close()
         Self.checkReports(recorder.all)
+    }
+
+    /// Batches end by bytes written and by time, not by a count of records: with the defaults a small store's
+    /// rewrite is one batch; a small byte limit, or no time at all, cuts it into many — every batch reported,
+    /// and the store the same at the end.
+    @Test func batchesEndByBytesOrByTime() throws {
+        func rewriteReports(_ configure: (inout MigrationOptions) -> Void) throws -> [MigrationProgress] {
+            let dir = try TemporaryDirectory("progress-batches")
+            try Self.makeStore(dir.store)
+            let recorder = ProgressRecorder()
+            var options = MigrationOptions()
+            options.maximumLayoutsPerEntity = 1
+            options.buildsIndexesInBackground = false
+            configure(&options)
+            let store = try Store.open(at: dir.store, schema: try JournalChain.v5(), plan: try JournalChain.plan(),
+                                       configuration: StoreConfiguration(migration: recorder.options(options)))
+            defer { store.close() }
+            #expect(try store.read { try $0.count("Entry") } == Self.entries)
+            #expect(try store.verify().isClean)
+            // The v2 → v3 rewrite of Entry: one report per batch.
+            return recorder.all.filter { $0.stepIndex == 1 && $0.phase == .instances && $0.entity == "Entry" }
+        }
+        let defaults = try rewriteReports { _ in }
+        #expect(defaults.count == 1, "\(defaults.count) batches")
+        let byBytes = try rewriteReports { $0.batchByteLimit = 2 << 10 }
+        #expect(byBytes.count >= 5, "\(byBytes.count) batches")
+        #expect(byBytes.last?.completed == Self.entries)
+        let byTime = try rewriteReports { $0.batchDuration = 0 }
+        #expect(byTime.count == (Self.entries + BatchLimits.clockInterval - 1) / BatchLimits.clockInterval,
+                "\(byTime.count) batches")
     }
 
     @Test func migratorStreamsProgressAndFinishes() async throws {

@@ -89,6 +89,48 @@ import Testing
         #expect(try f.store.verify().isClean)
     }
 
+    /// Objects linked in the transaction that inserts them (the store skips the lookup of a previous link for
+    /// an object inserted and not linked yet): relinking replaces the link on both sides all the same.
+    @Test func toOneLinksOfObjectsInsertedInTheSameTransaction() throws {
+        let f = try Fixture()
+        let (alice, bob, p1, p2, book) = try f.store.write { ctx -> (ObjectID, ObjectID, ObjectID, ObjectID, ObjectID) in
+            let alice = try ctx.insert("Person", ["name": "alice"]).id
+            let p1 = try ctx.insert("Passport", ["number": "P1"]).id
+            try ctx.link(p1, of: "Passport", "owner", to: alice)
+            let bob = try ctx.insert("Person", ["name": "bob"]).id
+            // Bob, just inserted, takes P1 (to-one inverse side: Alice must lose it).
+            try ctx.link(bob, of: "Person", "passport", to: p1)
+            let p2 = try ctx.insert("Passport", ["number": "P2"]).id
+            // P2, just inserted, is given to Bob (who gives up P1), then to Alice (Bob is left without one).
+            try ctx.link(p2, of: "Passport", "owner", to: bob)
+            try ctx.link(p2, of: "Passport", "owner", to: alice)
+            let book = try ctx.insert("Book", ["title": "b"]).id
+            try ctx.link(book, of: "Book", "author", to: alice)
+            try ctx.link(book, of: "Book", "author", to: bob)
+            return (alice, bob, p1, p2, book)
+        }
+        // P1 went to Bob, who then took P2 (P1 lost its owner), which went on to Alice (Bob lost it).
+        #expect(try f.related(p1, "Passport", "owner") == [])
+        #expect(try f.related(p2, "Passport", "owner") == [alice])
+        // An object just inserted and linked as the target of a link, then relinked from its own side.
+        let (carol, p3, p4) = try f.store.write { ctx -> (ObjectID, ObjectID, ObjectID) in
+            let p3 = try ctx.insert("Passport", ["number": "P3"]).id
+            let p4 = try ctx.insert("Passport", ["number": "P4"]).id
+            let carol = try ctx.insert("Person", ["name": "carol"]).id
+            try ctx.link(p3, of: "Passport", "owner", to: carol)
+            try ctx.link(carol, of: "Person", "passport", to: p4)
+            return (carol, p3, p4)
+        }
+        #expect(try f.related(carol, "Person", "passport") == [p4])
+        #expect(try f.related(p3, "Passport", "owner") == [])
+        #expect(try f.related(alice, "Person", "passport") == [p2])
+        #expect(try f.related(bob, "Person", "passport") == [])
+        #expect(try f.related(book, "Book", "author") == [bob])
+        #expect(try f.related(alice, "Person", "books") == [])
+        #expect(try f.related(bob, "Person", "books") == [book])
+        #expect(try f.store.verify().isClean)
+    }
+
     @Test func toManyWithToOneInverse() throws {
         let f = try Fixture()
         let alice = try f.insert("Person", "alice"), bob = try f.insert("Person", "bob")

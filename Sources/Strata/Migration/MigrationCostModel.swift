@@ -14,8 +14,8 @@ import Foundation
 /// | switch, scripts | — | one durable commit | four pages (the metadata) |
 /// | planning | — | the time `explainMigration` itself took to open and read the store (first step) and to infer and plan the step: the migration does the same before it writes | — |
 ///
-/// Every task over records commits once per batch (``MigrationOptions/batchSize`` records): each commit
-/// adds its fixed cost, and the bytes written add the commit's measured cost per byte. A step also commits
+/// Every task over records commits once per batch (see ``BatchLimits``: by records, bytes or time, whichever
+/// ends a batch first): each commit adds its fixed cost, and the bytes written add the commit's measured cost per byte. A step also commits
 /// its journal once before its first task (``stepStart``).
 ///
 /// A custom stage's machinery (the policy's context, the source object's dictionary, the association of
@@ -45,7 +45,7 @@ enum MigrationCostModel {
     /// The estimate of one task over `records` records of `recordBytes` bytes each on average;
     /// `destinations` is the number of entities a custom mapping creates objects of.
     static func estimate(_ task: MigrationTask, records: Int, recordBytes: Double, destinations: Int,
-                         calibration c: MigrationCalibration, batchSize: Int) -> Estimate {
+                         calibration c: MigrationCalibration, options: MigrationOptions) -> Estimate {
         let n = Double(records)
         let d = Double(max(1, destinations))
         var e = Estimate()
@@ -72,7 +72,7 @@ enum MigrationCostModel {
             e.bytes = Double(metadataBytes)
             return Estimate(bytes: e.bytes, seconds: c.commitSeconds + e.bytes * c.commitSecondsPerByte)
         }
-        let batches = records == 0 ? 0 : (records + max(1, batchSize) - 1) / max(1, batchSize)
+        let batches = BatchLimits.count(records: records, bytes: e.bytes, seconds: e.seconds, options: options)
         e.seconds += Double(batches) * c.commitSeconds + e.bytes * c.commitSecondsPerByte
         return e
     }

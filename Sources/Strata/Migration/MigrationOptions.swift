@@ -5,7 +5,7 @@ import Logging
 ///
 /// ```swift
 /// var options = MigrationOptions()
-/// options.batchSize = 5_000
+/// options.batchByteLimit = 8 << 20
 /// options.progress = { p in print(p) }
 /// let store = try Store.open(at: url, schema: Posts.v4, plan: Posts.plan,
 ///                            configuration: StoreConfiguration(migration: options))
@@ -15,11 +15,17 @@ public struct MigrationOptions: Sendable {
     /// When false it throws ``StoreError/migrationRequired(from:to:)`` instead, so the app can call
     /// ``Store/migrate(at:schema:plan:configuration:)`` on a background task with a progress UI.
     public var migratesAtOpen: Bool = true
-    /// The most records one batch (one write transaction) reads. The default keeps a batch's commit well
-    /// under 100 ms on a phone-class disk.
-    public var batchSize: Int = 10_000
-    /// The most bytes one batch writes, so that batches of large records stay bounded too.
-    public var batchByteLimit: Int = 16 << 20
+    /// The most records one batch (one write transaction) reads. No limit by default: a batch ends when it
+    /// has written ``batchByteLimit`` bytes or run for ``batchDuration`` seconds, whichever comes first, so
+    /// that small records are not paid for with thousands of durable commits and large ones stay bounded.
+    public var batchSize: Int = .max
+    /// The most bytes one batch writes (records, links, index and bookkeeping entries). It bounds the memory
+    /// a batch holds (LMDB keeps a write transaction's dirty pages in memory until it commits) and what a
+    /// crash can make the migration redo.
+    public var batchByteLimit: Int = 32 << 20
+    /// The longest one batch runs, in seconds: progress is reported, ``shouldStop`` is asked, and the work
+    /// is made durable at least this often.
+    public var batchDuration: Double = 1.0
     /// When set, a compacted copy of the store is written into this directory (which must not exist)
     /// before a migration changes anything.
     public var backupDirectory: URL? = nil

@@ -98,16 +98,21 @@ public struct ModelReader: ~Copyable {
         }
     }
 
-    @usableFromInline
+    /// `value`, or the error for a required attribute that has none. Inlined into generated code (a generic
+    /// call here would look up `Optional<T>`'s metadata for every field read); the error is built out of line.
+    @inlinable @inline(__always)
     func required<T>(_ value: T?, _ slot: Int) throws -> T {
-        guard let value else {
-            // Decoded values (an inferred object a policy has not filled in yet) may lack a required value; a
-            // stored record never does unless it is damaged.
-            if values != nil {
-                throw StoreError.missingRequiredValue(entity: binding.name, attribute: binding.attributeNames[slot]).about(objectID)
-            }
-            throw corrupted("required attribute \(binding.attributeNames[slot]) is null")
-        }
+        guard let value else { throw missingRequiredValue(slot) }
         return value
+    }
+
+    @usableFromInline
+    func missingRequiredValue(_ slot: Int) -> StoreError {
+        // Decoded values (an inferred object a policy has not filled in yet) may lack a required value; a
+        // stored record never does unless it is damaged.
+        if values != nil {
+            return StoreError.missingRequiredValue(entity: binding.name, attribute: binding.attributeNames[slot]).about(objectID)
+        }
+        return corrupted("required attribute \(binding.attributeNames[slot]) is null")
     }
 }

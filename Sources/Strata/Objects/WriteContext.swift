@@ -23,6 +23,9 @@ public final class WriteContext: ReadContext {
     /// lookup to know it exists; it cannot have been deleted since without this being cleared).
     /// (Identifier 0 is never allocated: it means none.)
     @exclusivity(unchecked) private var lastInserted: [UInt64]
+    /// Whether the last object inserted in each entity has no link yet (linking it through a to-one
+    /// relationship then needs no lookup of a previous link).
+    @exclusivity(unchecked) private var lastInsertedHasNoLinks: [Bool]
     @exclusivity(unchecked) private var counterDirty = false
     /// Objects whose relationship counts must be checked against their minimums at commit.
     @exclusivity(unchecked) private var countChecks: Set<CountCheck> = []
@@ -32,11 +35,15 @@ public final class WriteContext: ReadContext {
     /// Records of older layouts this transaction rewrote (in the current layout) or deleted, as (entity tag,
     /// layout ID): subtracted from the store's maintenance counts at commit.
     @exclusivity(unchecked) private var leftOldLayouts: [(UInt32, UInt32)] = []
+    /// About how many bytes this context has written (records, links and index entries, with LMDB's per-entry
+    /// overhead): what sizes a migration's batches.
+    @exclusivity(unchecked) var bytesWritten = 0
     /// The objects this transaction inserts, updates and deletes, for observers (see ``Store/observe(_:)``).
     @exclusivity(unchecked) var changes: ChangeRecorder
 
     override init(txn: Transaction, model: BoundModel) {
         lastInserted = [UInt64](repeating: 0, count: model.entities.count)
+        lastInsertedHasNoLinks = [Bool](repeating: false, count: model.entities.count)
         changes = ChangeRecorder(entityCount: model.entities.count)
         super.init(txn: txn, model: model)
     }
@@ -194,10 +201,12 @@ public final class WriteContext: ReadContext {
         guard stored else {
             throw StoreError.corrupted(path: txn.environment.path, reason: .metadata("object ID \(id) of \(binding.name) is already used"))
         }
+        bytesWritten += record.count + Self.entryOverhead
         for r in binding.relationships where (r.minCount ?? 0) > 0 {
             countChecks.insert(CountCheck(entity: binding.position, relationship: r.position, id: id))
         }
         lastInserted[binding.position] = id
+        lastInsertedHasNoLinks[binding.position] = true
         changes.inserted(id, entity: binding.position)
     }
 
@@ -225,6 +234,7 @@ public final class WriteContext: ReadContext {
         try ObjectKey.with(id) { key in
             _ = try txn.put(binding.dbi, key: key, value: writer.buffer)
         }
+        bytesWritten += writer.buffer.count + Self.entryOverhead
     }
 
     // MARK: Deleting
@@ -312,17 +322,19 @@ public final class WriteContext: ReadContext {
         let inverse = destination.relationships[r.inversePosition]
         guard try knownToExist(source, binding) else { throw StoreError.objectNotFound(entity: binding.name, id: ObjectID(rawValue: source)) }
         guard try knownToExist(target, destination) else { throw StoreError.objectNotFound(entity: destination.name, id: ObjectID(rawValue: target)) }
-        if !r.isToMany, let existing = try firstLinkedID(source, r) {
+        if !r.isToMany, !hasNoLinks(source, binding), let existing = try firstLinkedID(source, r) {
             if existing == target { return }
             try unlinkPair(r, inverse, source, existing)
         }
-        if !inverse.isToMany, let existing = try firstLinkedID(target, inverse), existing != source {
+        if !inverse.isToMany, !hasNoLinks(target, destination), let existing = try firstLinkedID(target, inverse), existing != source {
             try unlinkPair(inverse, r, target, existing)
             countChecks.insert(CountCheck(entity: binding.position, relationship: r.position, id: existing))
         }
         let added = try putLinkEntry(r.dbi, source, target)
         guard added else { return }
         _ = try putLinkEntry(inverse.dbi, target, source)
+        if lastInserted[binding.position] == source { lastInsertedHasNoLinks[binding.position] = false }
+        if lastInserted[destination.position] == target { lastInsertedHasNoLinks[destination.position] = false }
         changes.updated(source, entity: binding.position, properties: binding.mask(of: r))
         changes.updated(target, entity: destination.position, properties: destination.mask(of: inverse))
         if r.isToMany, let max = r.maxCount {
@@ -385,13 +397,23 @@ public final class WriteContext: ReadContext {
     }
 
     /// Whether an object exists: the one this transaction inserted last in its entity does without a lookup.
+    /// Whether object `id` is the last one this transaction inserted in its entity and nothing linked it yet.
+    @inline(__always)
+    private func hasNoLinks(_ id: UInt64, _ binding: EntityBinding) -> Bool {
+        lastInserted[binding.position] == id && lastInsertedHasNoLinks[binding.position]
+    }
+
     private func knownToExist(_ id: UInt64, _ binding: EntityBinding) throws -> Bool {
         if lastInserted[binding.position] == id { return true }
         return try exists(id, binding)
     }
 
+    /// LMDB's bytes per entry besides the value: the node header and the 8-byte key.
+    static let entryOverhead = 16
+
     func putLinkEntry(_ dbi: DatabaseHandle, _ source: UInt64, _ target: UInt64) throws -> Bool {
-        try ObjectKey.with(source) { k in
+        bytesWritten += 8 + Self.entryOverhead
+        return try ObjectKey.with(source) { k in
             try ObjectKey.with(target) { v in
                 // Links of new objects arrive in key order: append them when they do (LMDB checks the order
                 // and answers KEYEXIST otherwise), else an ordinary put.
@@ -423,6 +445,7 @@ public final class WriteContext: ReadContext {
         try key.withUnsafeBytes { k in
             try ObjectKey.with(id) { v in _ = try txn.put(index.dbi, key: k, value: v, flags: LMDBFlags.noDupData) }
         }
+        bytesWritten += key.count + 8 + Self.entryOverhead
     }
 
     func removeIndexEntry(_ index: IndexBinding, _ value: Value, id: UInt64) throws {

@@ -22,12 +22,17 @@ struct BinaryWriter: ~Copyable {
     private(set) var count: Int = 0
     private var capacity: Int
 
+    /// A writer with room for `capacity` bytes; with 0, it allocates nothing until its first write (a writer
+    /// whose buffer is swapped in from elsewhere).
     init(capacity: Int = 64) {
-        self.capacity = max(16, capacity)
-        storage = .allocate(byteCount: self.capacity, alignment: 16)
+        self.capacity = max(0, capacity)
+        storage = self.capacity == 0 ? BinaryWriter.noStorage : .allocate(byteCount: self.capacity, alignment: 16)
     }
 
-    deinit { storage.deallocate() }
+    deinit { if capacity > 0 { storage.deallocate() } }
+
+    /// Where a writer of capacity 0 points: never written to, never freed.
+    nonisolated(unsafe) private static let noStorage = UnsafeMutableRawPointer.allocate(byteCount: 16, alignment: 16)
 
     /// Forgets what was written, keeping the memory.
     mutating func reset() { count = 0 }
@@ -43,11 +48,11 @@ struct BinaryWriter: ~Copyable {
     }
 
     private mutating func grow(to needed: Int) {
-        var next = capacity
+        var next = max(16, capacity)
         while next < needed { next *= 2 }
         let grown = UnsafeMutableRawPointer.allocate(byteCount: next, alignment: 16)
         grown.copyMemory(from: storage, byteCount: count)
-        storage.deallocate()
+        if capacity > 0 { storage.deallocate() }
         storage = grown
         capacity = next
     }
@@ -192,10 +197,44 @@ struct BinaryReader {
 }
 
 extension String {
-    /// Decodes UTF-8, failing on invalid sequences instead of repairing them (one validating pass, then a copy).
+    /// Decodes UTF-8, failing on invalid sequences instead of repairing them. ASCII text (the common case) is
+    /// recognised eight bytes at a time and decoded without further checks; other text is decoded by the
+    /// standard library's repairing decoder and accepted only when nothing was repaired. (The standard
+    /// library's validating initializer is generic and not specialized for callers: it costs more than the
+    /// decoding itself for short strings.)
     @inline(__always)
     init?(validatingUTF8Bytes raw: UnsafeRawBufferPointer) {
-        guard let s = String(validating: raw.assumingMemoryBound(to: UInt8.self), as: UTF8.self) else { return nil }
-        self = s
+        let bytes = raw.assumingMemoryBound(to: UInt8.self)
+        let decoded = String(decoding: bytes, as: UTF8.self)
+        if !raw.isASCII {
+            var same = false
+            var copy = decoded
+            copy.withUTF8 { utf8 in
+                same = utf8.count == bytes.count && (bytes.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
+            }
+            guard same else { return nil }
+            self = copy
+            return
+        }
+        self = decoded
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// Whether every byte is below 0x80.
+    @inline(__always)
+    var isASCII: Bool {
+        guard let base = baseAddress else { return true }
+        var i = 0
+        var high: UInt64 = 0
+        while i + 8 <= count {
+            high |= base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            i += 8
+        }
+        while i < count {
+            high |= UInt64(base.load(fromByteOffset: i, as: UInt8.self))
+            i += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
     }
 }

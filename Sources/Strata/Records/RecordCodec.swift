@@ -15,11 +15,16 @@ enum RecordCodec {
     }
 
     /// The offset of the null bitmap in a record of `layout` (after the format byte and the layout ID).
+    @inline(__always)
     static func headerSize(_ layout: RecordLayout) -> Int {
-        var w = BinaryWriter(capacity: 16)
-        w.u8(RecordFormat.version)
-        w.varint(UInt64(layout.id))
-        return w.count
+        // The format byte, then the layout ID as a LEB128 varint (7 bits a byte).
+        var id = UInt64(layout.id) >> 7
+        var size = 2
+        while id != 0 {
+            size += 1
+            id >>= 7
+        }
+        return size
     }
 
     @inline(__always)

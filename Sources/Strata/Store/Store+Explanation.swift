@@ -37,7 +37,6 @@ extension Store {
         }
         let preparation = MonotonicClock.now() - begun
         let calibration = try MigrationCalibration.measure(environment: environment, header: header, schema: recorded)
-        let batchSize = configuration.migration.batchSize
         var steps: [MigrationExplanation.Step] = []
         var source = recorded
         var catalog = header.catalog
@@ -104,7 +103,7 @@ extension Store {
                     default: break
                     }
                     estimate += MigrationCostModel.estimate(task, records: records, recordBytes: calibration.recordBytes(entity),
-                                                            destinations: destinations, calibration: calibration, batchSize: batchSize)
+                                                            destinations: destinations, calibration: calibration, options: configuration.migration)
                 }
                 steps.append(MigrationExplanation.Step(
                     source: source.versionIdentifier, destination: target.versionIdentifier, isCustom: isCustom,

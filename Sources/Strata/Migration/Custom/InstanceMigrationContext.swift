@@ -4,7 +4,7 @@ import Foundation
 public final class InstanceMigrationContext: MigrationContext {
     let mapping: EntityMapping
     let allowedEntities: Set<String>
-    var current: DynamicObject?
+    var current: CurrentSource?
 
     init(runner: StepRunner, txn: Transaction, writer: WriteContext, mapping: EntityMapping) throws {
         self.mapping = mapping
@@ -49,8 +49,7 @@ public final class InstanceMigrationContext: MigrationContext {
 
     /// Inserts a value of a destination model type made from the current source object.
     func insertModel<T: EntityModel>(_ value: T, keepingSourceID: Bool) throws -> ObjectID {
-        let binding = try allowedBinding(T.entityName)
-        try binding.verifyModel(T.self)
+        let binding = try checkedBinding(T.self) { try allowedBinding(T.entityName) }
         return try insertAssociated(binding, keepingSourceID: keepingSourceID) { id in
             try writer.insertModel(value, binding: binding, id: id)
         }
@@ -62,14 +61,18 @@ public final class InstanceMigrationContext: MigrationContext {
         let id: UInt64
         if keepingSourceID, let source = current {
             // The object that keeps the source's identifier is found without an association entry.
-            try writer.reserveIDs(through: source.id.rawValue)
-            id = try insert(source.id.rawValue)
+            try writer.reserveIDs(through: source.id)
+            id = try insert(source.id)
         } else {
             id = try insert(nil)
             if let source = current {
                 var reference = MigrationContext.Reference(tag: binding.tag, id: id)
-                try ObjectKey.with(source.id.rawValue) { k in
+                try ObjectKey.with(source.id) { k in
                     try withUnsafeBytes(of: &reference.bytes) { vb in
+                        // Source objects are visited in key order, and new objects take increasing
+                        // identifiers: associations are appended, unless a policy inserts objects of several
+                        // entities for one source (LMDB then answers KEYEXIST, and it is an ordinary put).
+                        if try txn.sharedCursor(associations).put(key: k, value: vb, flags: LMDBFlags.append | LMDBFlags.appendDup) { return }
                         _ = try txn.put(associations, key: k, value: vb, flags: LMDBFlags.noDupData)
                     }
                 }

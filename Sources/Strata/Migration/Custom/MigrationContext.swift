@@ -14,6 +14,13 @@ public class MigrationContext {
     let writer: WriteContext
     let associations: DatabaseHandle
     let lookups: DatabaseHandle
+    /// The bindings of model types this context has checked against the model they are used with (a typed
+    /// mapping uses a few: searched in order, without hashing).
+    private var checkedModels: [(type: ObjectIdentifier, binding: EntityBinding)] = []
+    /// The destination bindings of model types this context inserted, resolved and checked once.
+    private var destinationModels: [(type: ObjectIdentifier, binding: EntityBinding)] = []
+    /// Destination relationships named by key paths (the key path is kept, so its address is not reused).
+    private var keyPathRelationships: [(keyPath: AnyKeyPath, binding: EntityBinding, relationship: RelationshipBinding)] = []
 
     init(runner: StepRunner, txn: Transaction, writer: WriteContext) throws {
         self.runner = runner
@@ -75,6 +82,37 @@ public class MigrationContext {
         let binding = try runner.destinationForWrites.entity(entity)
         let r = try binding.relationship(relationship)
         try writer.link(binding, r, id.rawValue, target.rawValue)
+    }
+
+    /// Links destination object `id` to `target` through the relationship of `T` that `keyPath` names (a typed
+    /// mapping's link: the key path is resolved once per context).
+    func link<T: EntityModel>(_ id: ObjectID, _ type: T.Type, _ keyPath: AnyKeyPath, to target: ObjectID) throws {
+        for entry in keyPathRelationships where entry.keyPath === keyPath {
+            return try writer.link(entry.binding, entry.relationship, id.rawValue, target.rawValue)
+        }
+        let binding = try runner.destinationForWrites.entity(T.entityName)
+        let r = try binding.relationship(try T.requirePropertyName(keyPath))
+        keyPathRelationships.append((keyPath, binding, r))
+        try writer.link(binding, r, id.rawValue, target.rawValue)
+    }
+
+    /// Checks, once per context, that model type `T` declares `binding`'s entity as the model does.
+    @inline(__always)
+    func verifyOnce<T: EntityModel>(_ type: T.Type, _ binding: EntityBinding) throws {
+        let key = ObjectIdentifier(T.self)
+        for entry in checkedModels where entry.type == key && entry.binding === binding { return }
+        try binding.verifyModel(T.self)
+        checkedModels.append((key, binding))
+    }
+
+    /// The destination binding of model type `T`, resolved by `resolve` and checked once per context.
+    func checkedBinding<T: EntityModel>(_ type: T.Type, _ resolve: () throws -> EntityBinding) throws -> EntityBinding {
+        let key = ObjectIdentifier(T.self)
+        for entry in destinationModels where entry.type == key { return entry.binding }
+        let binding = try resolve()
+        try binding.verifyModel(T.self)
+        destinationModels.append((key, binding))
+        return binding
     }
 
     /// A new, unsaved object of a destination entity with its default values, to fill through its subscript

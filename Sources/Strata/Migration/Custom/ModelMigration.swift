@@ -50,10 +50,24 @@ extension EntityMapping {
     }
 }
 
-/// The policy of a typed mapping: decodes each source object as `Source`.
-struct ModelPolicy<Source: EntityModel>: EntityMigrationPolicy {
+/// The policy of a typed mapping: decodes each source object as `Source`, straight from its record.
+struct ModelPolicy<Source: EntityModel>: RecordReadingPolicy, TypedPolicy {
     let instances: @Sendable (Source, ModelMigrationContext) throws -> Void
     let relationships: (@Sendable (Source, ModelRelationshipContext) throws -> Void)?
+
+    var hasRelationshipClosure: Bool { relationships != nil }
+
+    func createDestinationInstances(for source: SourceRecord, in context: InstanceMigrationContext) throws {
+        try context.verifyOnce(Source.self, source.binding)
+        try instances(try source.model(Source.self, context: context.sourceReader), ModelMigrationContext(base: context))
+    }
+
+    func createRelationships(for source: SourceRecord, in context: RelationshipMigrationContext) throws {
+        guard let relationships else { return try context.linkInferred(for: try source.object()) }
+        try context.verifyOnce(Source.self, source.binding)
+        try relationships(try source.model(Source.self, context: context.sourceReader),
+                          ModelRelationshipContext(base: context, source: .record(source)))
+    }
 
     func createDestinationInstances(for source: DynamicObject, in context: InstanceMigrationContext) throws {
         try instances(try context.sourceReader.model(Source.self, from: source), ModelMigrationContext(base: context))
@@ -61,7 +75,8 @@ struct ModelPolicy<Source: EntityModel>: EntityMigrationPolicy {
 
     func createRelationships(for source: DynamicObject, in context: RelationshipMigrationContext) throws {
         guard let relationships else { return try context.linkInferred(for: source) }
-        try relationships(try context.sourceReader.model(Source.self, from: source), ModelRelationshipContext(base: context, source: source))
+        try relationships(try context.sourceReader.model(Source.self, from: source),
+                          ModelRelationshipContext(base: context, source: .object(source)))
     }
 }
 
@@ -82,14 +97,14 @@ public struct ModelMigrationContext {
     /// linked too). Both objects must exist: objects this mapping created, or objects of entities the stage
     /// does not rebuild.
     public func link<T: EntityModel, V>(_ id: ObjectID, _ relationship: KeyPath<T, V>, to target: ObjectID) throws {
-        try base.link(id, of: T.entityName, try T.requirePropertyName(relationship), to: target)
+        try base.link(id, T.self, relationship, to: target)
     }
 
     /// The value the inferred mapping makes of the current source object as the destination model type `T`
     /// (the source's values through renames, widenings and defaults): change what differs and insert it.
     public func inferred<T: EntityModel>(_ type: T.Type) throws -> T {
         guard let source = base.current else { throw StoreError.typeMismatch(expected: "a current source object", actual: "none") }
-        let object = try base.inferredObject(for: source)
+        let object = try base.inferredObject(for: try source.object())
         try object.binding.verifyModel(T.self)
         var reader = ModelReader(values: object.values, id: object.id, binding: object.binding, context: nil)
         return try T(from: &reader)
@@ -129,12 +144,12 @@ public struct ModelMigrationContext {
 public struct ModelRelationshipContext {
     /// The dynamic context underneath.
     public let base: RelationshipMigrationContext
-    let source: DynamicObject
+    let source: CurrentSource
 
     /// Translates the current source object's links as the inferred mapping would (what a mapping without a
     /// relationship closure does).
     public func linkInferred() throws {
-        try base.linkInferred(for: source)
+        try base.linkInferred(for: try source.object())
     }
 
     /// The destination object a lookup table holds for `key`.
@@ -149,7 +164,7 @@ public struct ModelRelationshipContext {
 
     /// Links destination object `id` to `target` through `relationship` (and the inverse).
     public func link<T: EntityModel, V>(_ id: ObjectID, _ relationship: KeyPath<T, V>, to target: ObjectID) throws {
-        try base.link(id, of: T.entityName, try T.requirePropertyName(relationship), to: target)
+        try base.link(id, T.self, relationship, to: target)
     }
 
     /// The identifiers of the source objects linked to `source` through the source model's `relationship`.

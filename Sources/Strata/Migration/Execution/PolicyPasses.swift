@@ -3,23 +3,33 @@ import Foundation
 /// The instance and relationship passes of a custom stage's entity mappings, run by the step runner.
 extension StepRunner {
     func runInstances(pass: Int, mapping index: Int) throws {
-        try runPass(pass: pass, mapping: index, phase: .instances, bytesPerObject: 256) { runner, txn, writer, m in
+        try runPass(pass: pass, mapping: index, phase: .instances) { runner, txn, writer, m in
             try InstanceMigrationContext(runner: runner, txn: txn, writer: writer, mapping: m)
-        } visit: { m, object, context in
-            context.current = object
-            try m.policy.createDestinationInstances(for: object, in: context)
+        } visit: { policy, source, context in
+            context.current = .record(source)
+            switch policy {
+            case .records(let policy): try policy.createDestinationInstances(for: source, in: context)
+            case .objects(let policy): try policy.createDestinationInstances(for: try source.object(), in: context)
+            }
         }
     }
 
     func runRelationships(pass: Int, mapping index: Int) throws {
         if let stage, pass < stage.passes.count, index < stage.passes[pass].count,
            try relationshipPassIsEmpty(stage.passes[pass][index]) {
-            return try single { _, _ in }
+            // Nothing to link: the pass is recorded as done, and reported as complete.
+            let entity = stage.passes[pass][index].sourceEntity
+            let total = try environment.read { try $0.entryCount(try source.entity(entity).dbi) }
+            try single { _, _ in }
+            return report(.relationships, entity: entity, completed: total, total: total, pass: pass)
         }
-        try runPass(pass: pass, mapping: index, phase: .relationships, bytesPerObject: 128) { runner, txn, writer, _ in
+        try runPass(pass: pass, mapping: index, phase: .relationships) { runner, txn, writer, _ in
             try RelationshipMigrationContext(runner: runner, txn: txn, writer: writer)
-        } visit: { m, object, context in
-            try m.policy.createRelationships(for: object, in: context)
+        } visit: { policy, source, context in
+            switch policy {
+            case .records(let policy): try policy.createRelationships(for: source, in: context)
+            case .objects(let policy): try policy.createRelationships(for: try source.object(), in: context)
+            }
         }
     }
 
@@ -27,7 +37,7 @@ extension StepRunner {
     /// relationship closure (so it runs the inferred linking), and no relationship of the source entity maps
     /// to a destination relationship.
     private func relationshipPassIsEmpty(_ m: EntityMapping) throws -> Bool {
-        guard let policy = m.policy as? ClosurePolicy, policy.relationships == nil else { return false }
+        guard m.linksAsInferred else { return false }
         let source = try self.source.entity(m.sourceEntity)
         guard let destName = mapping.entities.first(where: { $0.sourceName == m.sourceEntity })?.destinationName,
               let plan = mapping.entity(destName) else { return true }
@@ -37,12 +47,13 @@ extension StepRunner {
     /// Visits every source object of one entity mapping of a pass, in batches, with a context (one per
     /// transaction) that writes destination objects and links.
     private func runPass<Context: MigrationContext>(
-        pass: Int, mapping index: Int, phase: MigrationProgress.Phase, bytesPerObject: Int,
+        pass: Int, mapping index: Int, phase: MigrationProgress.Phase,
         makeContext: (StepRunner, Transaction, WriteContext, EntityMapping) throws -> Context,
-        visit: (EntityMapping, DynamicObject, Context) throws -> Void
+        visit: (PassPolicy, SourceRecord, Context) throws -> Void
     ) throws {
         guard let stage, pass < stage.passes.count, index < stage.passes[pass].count else { return try single { _, _ in } }
         let m = stage.passes[pass][index]
+        let policy = PassPolicy(m.policy)
         currentPass = pass
         let binding = try source.entity(m.sourceEntity)
         let total = try environment.read { try $0.entryCount(binding.dbi) }
@@ -54,15 +65,27 @@ extension StepRunner {
                 context = try makeContext(self, txn, writer, m)
             }
             guard let context else { return 0 }
-            let object = DynamicObject(id: ObjectID(rawValue: id), binding: binding, values: try binding.decodeValues(e.value, id: id))
+            let before = context.writer.bytesWritten
             do {
-                try visit(m, object, context)
+                try visit(policy, SourceRecord(id: id, bytes: e.value, binding: binding), context)
             } catch {
-                throw self.stageFailure(error, entity: m.sourceEntity, object: object.id)
+                throw self.stageFailure(error, entity: m.sourceEntity, object: ObjectID(rawValue: id))
             }
-            return bytesPerObject
+            // What the policy wrote, and the source's association entries and lookup tables.
+            return context.writer.bytesWritten - before + WriteContext.entryOverhead
         } beforeCommit: { _ in
             try context?.writer.finish()
         }
+    }
+}
+
+/// How a pass hands each source object to a mapping's policy, decided once per pass (not per object): as its
+/// record, to a policy that decodes it itself (typed mappings), or decoded as a ``DynamicObject``.
+enum PassPolicy {
+    case records(any RecordReadingPolicy)
+    case objects(any EntityMigrationPolicy)
+
+    init(_ policy: any EntityMigrationPolicy) {
+        if let reading = policy as? any RecordReadingPolicy { self = .records(reading) } else { self = .objects(policy) }
     }
 }

@@ -207,14 +207,12 @@ final class StepRunner {
                 } else {
                     entry = try cursor.first()
                 }
-                var count = 0
-                var bytes = 0
-                while let e = entry, count < options.batchSize, bytes < options.batchByteLimit {
+                var limits = BatchLimits(options)
+                while let e = entry, !limits.isReached {
                     let id = try ObjectKey.decode(e.key)
-                    bytes += try body(txn, e, id, &j)
+                    limits.add(bytes: try body(txn, e, id, &j))
                     j.cursor = id
                     j.completed += 1
-                    count += 1
                     try FaultInjection.point("batch.afterPut")
                     entry = duplicates ? try cursor.nextKey() : try cursor.next()
                 }

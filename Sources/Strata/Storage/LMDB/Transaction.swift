@@ -27,7 +27,9 @@ final class Transaction {
     var holdsDatabaseLock = false
 
     private var cursors: [Cursor] = []
-    private var cachedCursors: [MDB_dbi: Cursor] = [:]
+    /// Shared cursors by database handle (handles are small integers, below the environment's maximum number
+    /// of databases): found without hashing.
+    private var cachedCursors: [Cursor?] = []
     private var lastSharedDBI: MDB_dbi = 0
     private var lastSharedCursor: Cursor?
 
@@ -161,13 +163,15 @@ final class Transaction {
     func sharedCursor(_ dbi: MDB_dbi) throws -> Cursor {
         // Bulk loops ask for the same database's cursor once per record: answer that without hashing.
         if let c = lastSharedCursor, lastSharedDBI == dbi, !c.isClosed { return c }
-        if let c = cachedCursors[dbi], !c.isClosed {
+        let slot = Int(dbi)
+        if slot < cachedCursors.count, let c = cachedCursors[slot], !c.isClosed {
             lastSharedDBI = dbi
             lastSharedCursor = c
             return c
         }
         let c = try cursor(dbi)
-        cachedCursors[dbi] = c
+        if slot >= cachedCursors.count { cachedCursors.append(contentsOf: repeatElement(nil, count: slot + 1 - cachedCursors.count)) }
+        cachedCursors[slot] = c
         lastSharedDBI = dbi
         lastSharedCursor = c
         return c

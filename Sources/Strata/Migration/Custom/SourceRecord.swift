@@ -1,0 +1,71 @@
+import Foundation
+
+/// One source object as a custom stage's passes visit it: its stored record, read in place from the
+/// source entity's database. A dynamic policy receives it decoded (``object()``); a typed mapping decodes its
+/// model type straight from the record, without ``Value``s.
+///
+/// Valid only while the batch that read it runs (the bytes are the memory map's).
+struct SourceRecord {
+    let id: UInt64
+    let bytes: UnsafeRawBufferPointer
+    unowned(unsafe) let binding: EntityBinding
+
+    /// The source object decoded under the source model.
+    func object() throws -> DynamicObject {
+        DynamicObject(id: ObjectID(rawValue: id), binding: binding, values: try binding.decodeValues(bytes, id: id))
+    }
+
+    /// The source object as a value of its model type `T` (checked against the source model once per context).
+    @inline(__always)
+    func model<T: EntityModel>(_ type: T.Type, context: ReadContext) throws -> T {
+        var reader = try ModelReader(record: bytes, id: id, binding: binding, context: context)
+        let value = try T(from: &reader)
+        try reader.finish()
+        return value
+    }
+}
+
+/// A policy that reads each source object from its record itself (the typed mappings), instead of receiving
+/// it decoded as a ``DynamicObject``.
+protocol RecordReadingPolicy: EntityMigrationPolicy {
+    func createDestinationInstances(for source: SourceRecord, in context: InstanceMigrationContext) throws
+    func createRelationships(for source: SourceRecord, in context: RelationshipMigrationContext) throws
+}
+
+extension EntityMapping {
+    /// Whether the mapping's relationship pass only translates the source's links as the inferred mapping
+    /// would (a closure or typed mapping without a relationship closure).
+    var linksAsInferred: Bool {
+        switch policy {
+        case let closures as ClosurePolicy: closures.relationships == nil
+        case let typed as any TypedPolicy: !typed.hasRelationshipClosure
+        default: false
+        }
+    }
+}
+
+/// A typed mapping's policy, whatever its source type.
+protocol TypedPolicy {
+    var hasRelationshipClosure: Bool { get }
+}
+
+/// The source object a pass is visiting: its record, or the decoded object a policy was called with.
+enum CurrentSource {
+    case record(SourceRecord)
+    case object(DynamicObject)
+
+    var id: UInt64 {
+        switch self {
+        case .record(let r): r.id
+        case .object(let o): o.id.rawValue
+        }
+    }
+
+    /// The source object decoded under the source model.
+    func object() throws -> DynamicObject {
+        switch self {
+        case .record(let r): try r.object()
+        case .object(let o): o
+        }
+    }
+}
