@@ -51,7 +51,17 @@ struct StoreOpener {
         case .existing:
             break
         }
-        return try Environment.acquire(path: path, configuration: configuration.environmentConfiguration(databases: databases))
+        let acquired = try Environment.acquire(path: path, configuration: configuration.environmentConfiguration(databases: databases))
+        if acquired.isNew && !configuration.readOnly {
+            do {
+                // A compacted copy put in place of the store keeps a change log of transaction IDs it restarted.
+                try ChangeLog.discardEntriesFromAnotherFile(environment: acquired.environment)
+            } catch {
+                acquired.environment.release()
+                throw error
+            }
+        }
+        return acquired
     }
 
     /// Runs `body` with the environment of an existing store (never creating one), sized for `schemas`:
