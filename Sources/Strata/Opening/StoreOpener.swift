@@ -18,6 +18,9 @@ struct StoreOpener {
         do {
             let model = try StoreOpening(environment: environment.environment, schema: schema, plan: plan, purpose: .open,
                                          configuration: configuration).bind(isNewEnvironment: environment.isNew)
+            if !configuration.readOnly {
+                try HistorySwitch.apply(configuration.history, environment: environment.environment, meta: model.meta)
+            }
             return Opened(environment: environment.environment, model: model)
         } catch {
             environment.environment.release()
@@ -32,6 +35,9 @@ struct StoreOpener {
                 let header = try StoreHeader.read(in: txn, path: path)
                 let schema = try header.recordedSchema(in: txn)
                 return try header.bind(schema, in: txn)
+            }
+            if !configuration.readOnly {
+                try HistorySwitch.apply(configuration.history, environment: environment.environment, meta: model.meta)
             }
             return Opened(environment: environment.environment, model: model)
         } catch {
