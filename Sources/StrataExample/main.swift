@@ -13,6 +13,7 @@ struct Options {
 
     static let usage = """
     usage: strata-example [--from v1|v2|v3] [--posts N] [--store PATH] [--keep]
+           strata-example replica [--posts N] [--store DIR] [--keep]   (a replica that follows the change history)
 
       --from v1|v2|v3   the version of the app that created the store (default v1)
       --posts N         how many posts it holds (default 10000)
@@ -115,7 +116,27 @@ struct ExampleError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-guard let options = Options.parse(Array(CommandLine.arguments.dropFirst())) else {
+// `strata-example replica`: a replica kept in sync through the change history (ReplicaDemo.swift).
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "replica" {
+    do {
+        try ReplicaDemo.run(Array(arguments.dropFirst()))
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("strata-example: \(error)\n".utf8))
+        exit(1)
+    }
+}
+if arguments.first == "replica-follow" {
+    do {
+        try await ReplicaFollower.run(Array(arguments.dropFirst()))
+    } catch {
+        FileHandle.standardError.write(Data("strata-example: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
+guard let options = Options.parse(arguments) else {
     FileHandle.standardError.write(Data((Options.usage + "\n").utf8))
     exit(2)
 }

@@ -117,6 +117,7 @@ extension ModelDescription {
         if a.isUnique { arguments.append("isUnique: true") }
         if let o = a.originalName { arguments.append("renamingIdentifier: \(o)") }
         if let h = a.hashModifier { arguments.append("versionHashModifier: \(h)") }
+        if a.preservesValueOnDeletion { arguments.append("preservesValueOnDeletion: true") }
         let attribute = "Strata.Attribute(" + arguments.joined(separator: ", ") + ")"
         if case .codable(_, let swiftType) = a.storage {
             // The type's `CodableShapeDescribing` conformance, if it has one, gives the attribute its shape.

@@ -24,6 +24,8 @@ struct ModelDescription {
         var isUnique = false
         var isIndexed = false
         var isTransient = false
+        /// `@Field(.preserveValueOnDeletion)`: the value is kept in the change history's tombstones.
+        var preservesValueOnDeletion = false
         /// Swift expressions passed through (string literals in practice).
         var originalName: String?
         var hashModifier: String?
@@ -244,6 +246,7 @@ extension ModelDescription {
         attribute.isUnique = options.unique
         attribute.isIndexed = options.indexed || options.unique
         attribute.isTransient = options.transient
+        attribute.preservesValueOnDeletion = options.preserveValueOnDeletion
         attribute.originalName = options.originalName
         attribute.hashModifier = options.hashModifier
         if let initializer {
@@ -372,6 +375,7 @@ struct FieldArguments {
     var unique = false
     var indexed = false
     var transient = false
+    var preserveValueOnDeletion = false
     var codable = false
     var codableShape: String?
     var rawValue = false
@@ -403,6 +407,7 @@ struct FieldArguments {
         case "unique": unique = true
         case "indexed": indexed = true
         case "transient": transient = true
+        case "preserveValueOnDeletion": preserveValueOnDeletion = true
         case "codable": codable = true
         case "rawValue": rawValue = true
         default: break

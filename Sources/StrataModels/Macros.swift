@@ -34,7 +34,7 @@ public macro Entity(_ name: String? = nil, originalName: String? = nil, hashModi
 /// `@Field(.unique)`, `@Field(.indexed, originalName: "color")`, `@Field(.codable("Point3D"))`.
 ///
 /// - Parameters:
-///   - options: ``FieldOption``s: unique, indexed, transient, codable, rawValue.
+///   - options: ``FieldOption``s: unique, indexed, transient, codable, rawValue, preserveValueOnDeletion.
 ///   - originalName: the attribute's renaming identifier (its name in the previous model version).
 ///   - hashModifier: a string mixed into the entity's version hash.
 @attached(peer)
@@ -96,4 +96,8 @@ public struct FieldOption: Sendable, Hashable {
     public static func codable(_ shapeName: String) -> FieldOption { FieldOption(name: "codable", argument: shapeName) }
     /// A `RawRepresentable` value stored as its raw value (a string or a number).
     public static let rawValue = FieldOption(name: "rawValue", argument: nil)
+    /// The value is kept in the change history when an object is deleted: a consumer of the history reads it
+    /// from the deletion's tombstone (``Strata/Attribute/preservesValueOnDeletion``, SwiftData's
+    /// `preserveValueOnDeletion`).
+    public static let preserveValueOnDeletion = FieldOption(name: "preserveValueOnDeletion", argument: nil)
 }

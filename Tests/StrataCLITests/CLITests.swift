@@ -7,7 +7,7 @@ import Glibc
 
 /// The `strata` tool, run as a separate process on temporary stores.
 @Suite(.serialized) struct CLITests {
-    static let commands = ["info", "schema", "create", "import", "export", "plan", "migrate", "verify", "backup", "maintain"]
+    static let commands = ["info", "schema", "create", "import", "export", "plan", "migrate", "verify", "backup", "maintain", "history"]
 
     /// A store at v1 holding `Fixtures.objects`.
     func fixtureStore(_ dir: TempDir, name: String = "s.store") throws -> String {

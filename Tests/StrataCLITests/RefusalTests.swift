@@ -112,6 +112,6 @@ import Glibc
             try MetaTable(dbi: dbi, path: store.url.path).put(.format, format.encoded(), in: txn)
         }
         store.close()
-        try expectRefused(dir, "future.store", "this version of Strata reads 1")
+        try expectRefused(dir, "future.store", "this version of Strata reads 1 to \(FormatRecord.currentVersion)")
     }
 }

@@ -174,13 +174,13 @@ import Testing
         }
         """)
     }
-    @Test("a public struct: public members, a public memberwise initializer, the entity's name and options")
+    @Test("a public struct: public members, a public memberwise initializer, the entity's name and options; a value kept on deletion")
     func publicStructWithEntityOptions() {
         expectExpansion("""
         @Entity("Article", originalName: "Post", hashModifier: "2")
         public struct Story {
             public var objectID: ObjectID?
-            public let headline: String
+            @Field(.preserveValueOnDeletion) public let headline: String
             public var body: String = ""
         }
         """, expandedSource: """
@@ -202,7 +202,7 @@ import Testing
             public static let entity: Strata.Entity = Strata.Entity(
                 "Article",
                 attributes: [
-                    Strata.Attribute("headline", Strata.ModelSupport.attributeType(of: String.self)),
+                    Strata.Attribute("headline", Strata.ModelSupport.attributeType(of: String.self), preservesValueOnDeletion: true),
                     Strata.Attribute("body", Strata.ModelSupport.attributeType(of: String.self), defaultValue: Strata.ModelSupport.defaultValue(.string(""), of: String.self)),
                 ],
                 relationships: [],

@@ -20,6 +20,7 @@ import Testing
         ["Objects", "Objects/Typed"],
         ["Models"],
         ["Observation"],
+        ["History"],
         ["Migration", "Migration/Custom", "Migration/Execution"],
         ["Maintenance"],
         ["Opening"],

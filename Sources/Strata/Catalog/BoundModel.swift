@@ -121,6 +121,9 @@ final class EntityBinding: Sendable {
     let keptAttributes: Range<Int>
     /// Bound for an older model (`Opening/Downgrade.swift`): its property positions are not the store model's.
     let isDowngraded: Bool
+    /// Positions of the attributes whose values the change history keeps when an object is deleted
+    /// (``Attribute/preservesValueOnDeletion``).
+    let preservedAttributes: [Int]
 
     init(position: Int, entity: Entity, schema: Schema, catalog: Catalog, entityIndex: [String: Int],
          handles: [String: DatabaseHandle], indexed: Bool = true, buildingIndexes: Set<UInt32> = [],
@@ -145,6 +148,7 @@ final class EntityBinding: Sendable {
         attributeIndex = index
         initialValues = entity.attributes.map(\.initialValue)
         requiredAttributes = entity.attributes.indices.filter { !entity.attributes[$0].isOptional && !entity.attributes[$0].isTransient }
+        preservedAttributes = entity.attributes.indices.filter { entity.attributes[$0].preservesValueOnDeletion }
 
         // Catalog attribute j -> model attribute index.
         var catalogToModel: [Int] = []

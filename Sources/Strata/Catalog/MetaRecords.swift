@@ -13,8 +13,9 @@ import Foundation
 /// | `history` | the version identifiers the store has been at, oldest first |
 /// | `journal` | the migration in progress, if any: its checkpoint, written with every batch |
 /// | `maintenance` | records left in older layouts, indexes being built, the sweep's cursor (``MaintenanceRecord``) |
+/// | `changeHistory` | the change history's state: on or off, the store's identity in tokens, how far it was pruned, its retention (`HistoryState`) |
 enum MetaKey: String, CaseIterable {
-    case format, model, identity, catalog, state, counter, history, journal, maintenance
+    case format, model, identity, catalog, state, counter, history, journal, maintenance, changeHistory
 }
 
 /// `[u32 LE CRC-32C of (key ‖ payload)] [payload]`.
@@ -83,7 +84,13 @@ struct MetaTable {
 /// What created the store: the first thing checked when a store is opened.
 struct FormatRecord: Equatable {
     static let magic: [UInt8] = Array("STRATA".utf8)
-    static let currentVersion: UInt16 = 1
+    /// The newest format this Strata reads and writes: 2 is a store that keeps a change history (an older
+    /// Strata, which would commit without recording history, refuses it); 1 is every other store.
+    static let currentVersion: UInt16 = 2
+    /// The format of a store without change history (what a new store is created with).
+    static let versionWithoutHistory: UInt16 = 1
+    /// The format of a store that keeps a change history.
+    static let versionWithHistory: UInt16 = 2
     static let strataVersion = "0.1.0"
 
     var formatVersion: UInt16
@@ -92,7 +99,7 @@ struct FormatRecord: Equatable {
     var createdAt: Double
 
     static func current() -> FormatRecord {
-        FormatRecord(formatVersion: currentVersion, lmdbVersion: LMDBStatus.libraryVersion,
+        FormatRecord(formatVersion: versionWithoutHistory, lmdbVersion: LMDBStatus.libraryVersion,
                      strataVersion: strataVersion, createdAt: Date().timeIntervalSince1970)
     }
 

@@ -25,7 +25,7 @@ struct StoreHeader {
         }
         guard format.formatVersion <= FormatRecord.currentVersion else {
             throw StoreError.unsupportedFormat(path: path, found: "\(format.formatVersion) (written by Strata \(format.strataVersion))",
-                                               supported: "\(FormatRecord.currentVersion)")
+                                               supported: "1 to \(FormatRecord.currentVersion)")
         }
         func required<T>(_ key: MetaKey, _ decode: (UnsafeRawBufferPointer) throws -> T) throws -> T {
             guard let value = try meta.read(key, in: txn, decode) else {

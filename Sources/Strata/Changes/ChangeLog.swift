@@ -56,6 +56,31 @@ enum ChangeLog {
         return (result, isContinuous)
     }
 
+    /// Empties the log when it holds entries of transactions that have not happened: the data file is a
+    /// compacted copy (``Store/backup(to:compact:)``, `mdb_copy -c`), in which LMDB restarts transaction IDs at 1
+    /// but keeps this database, keyed by the old, larger IDs. Left in place, such an entry would be read as the
+    /// changes of the restored store's transaction that reaches its key without logging anything (a
+    /// maintenance batch, a write that changed nothing), and observers would reload objects nobody changed.
+    /// Entries below the restored IDs cannot be told apart from new ones, so the whole log goes: observers
+    /// already treat a store whose transaction IDs went back as replaced (everything reloads).
+    /// - Returns: whether the log was emptied.
+    @discardableResult
+    static func discardEntriesFromAnotherFile(environment: Environment) throws -> Bool {
+        let stale = try environment.read { txn -> Bool in
+            guard let dbi = try txn.openDatabase(databaseName, flags: 0, create: false), txn.sees(dbi),
+                  let last = try txn.cursor(dbi).last(), let id = transactionID(of: last.key) else { return false }
+            return id > txn.id
+        }
+        guard stale else { return false }
+        return try environment.write { txn in
+            // Checked again under the write lock: another process may have emptied it meanwhile.
+            guard let dbi = try txn.openDatabase(databaseName, flags: 0, create: false),
+                  let last = try txn.cursor(dbi).last(), let id = transactionID(of: last.key), id >= txn.id else { return false }
+            try txn.drop(dbi, delete: false)
+            return true
+        }
+    }
+
     private static func transactionID(of key: UnsafeRawBufferPointer) -> UInt64? {
         guard key.count == 8 else { return nil }
         return UInt64(bigEndian: key.loadUnaligned(as: UInt64.self))

@@ -4,8 +4,8 @@ import Foundation
 /// that changed) and deleted.
 ///
 /// An object inserted and deleted by the same transaction appears in neither list; one inserted and then
-/// changed is only inserted. Past ``ChangeRecorder/idsPerEntity`` objects, the IDs are dropped and
-/// `isComplete` is false: observers are told to reload the entity.
+/// changed is only inserted. For observers, past ``ChangeRecorder/idsPerEntity`` objects the IDs are dropped and
+/// `isComplete` is false: they are told to reload the entity. The change history keeps every object.
 struct EntityChanges: Sendable, Equatable {
     var inserted: [UInt64] = []
     var updated: [(id: UInt64, properties: PropertyMask)] = []
@@ -13,6 +13,9 @@ struct EntityChanges: Sendable, Equatable {
     /// The properties changed by any update of the transaction.
     var properties = PropertyMask()
     var isComplete = true
+    /// For the change history: the values of the entity's preserved attributes of each deleted object, in the
+    /// order of `deleted` (empty when the entity preserves none).
+    var tombstones: [[Value]] = []
 
     static func == (a: EntityChanges, b: EntityChanges) -> Bool {
         a.inserted == b.inserted && a.deleted == b.deleted && a.properties == b.properties && a.isComplete == b.isComplete
@@ -55,26 +58,48 @@ struct CommitChanges: Sendable {
     static func unknown(transactionID: UInt64) -> CommitChanges {
         CommitChanges(transactionID: transactionID, entities: [:], isUnknown: true)
     }
+
+    /// The changes as observers (and the change log) get them: at most ``ChangeRecorder/idsPerEntity`` objects
+    /// of an entity listed (beyond, "the entity changed"), no tombstones, and for an older model bound to a newer
+    /// store (`downgraded`) every property named, since observers of the store's model number properties
+    /// otherwise.
+    func forObservers(downgraded: Bool) -> CommitChanges {
+        var out = self
+        for (tag, var e) in entities {
+            e.tombstones = []
+            if e.inserted.count + e.updated.count + e.deleted.count > ChangeRecorder.idsPerEntity {
+                e = EntityChanges(properties: e.properties, isComplete: false)
+            }
+            if downgraded {
+                if !e.properties.isEmpty { e.properties = .all }
+                e.updated = e.updated.map { (id: $0.id, properties: PropertyMask.all) }
+            }
+            out.entities[tag] = e
+        }
+        return out
+    }
 }
 
 /// Records, inside a write transaction, which objects it inserts, updates and deletes: an append per change,
 /// so that tracking costs next to nothing when nobody observes.
 struct ChangeRecorder {
-    /// Beyond this many objects of one entity in one transaction, only "the entity changed" is kept.
+    /// Beyond this many objects of one entity in one transaction, only "the entity changed" is kept for
+    /// observers (the change history keeps every object).
     static let idsPerEntity = 10_000
 
     private struct Pending {
         var inserted: [UInt64] = []
         var updated: [(UInt64, PropertyMask)] = []
         var deleted: [UInt64] = []
+        var tombstones: [[Value]] = []
         var properties = PropertyMask()
         var count = 0
         var isComplete = true
 
-        mutating func note() -> Bool {
+        mutating func note(limit: Int) -> Bool {
             count += 1
-            if count > ChangeRecorder.idsPerEntity {
-                if isComplete { isComplete = false; inserted = []; updated = []; deleted = [] }
+            if count > limit {
+                if isComplete { isComplete = false; inserted = []; updated = []; deleted = []; tombstones = [] }
                 return false
             }
             return true
@@ -84,23 +109,39 @@ struct ChangeRecorder {
     /// By entity position; nil until the entity changes.
     private var pending: [Pending?]
     private(set) var isEmpty = true
+    /// Whether every change is kept, with the tombstones of deletions (the store keeps a change history), or only
+    /// what observers need.
+    let keepsEveryChange: Bool
+    private let limit: Int
 
-    init(entityCount: Int) { pending = Array(repeating: nil, count: entityCount) }
+    init(entityCount: Int, keepsEveryChange: Bool = false) {
+        pending = Array(repeating: nil, count: entityCount)
+        self.keepsEveryChange = keepsEveryChange
+        limit = keepsEveryChange ? .max : ChangeRecorder.idsPerEntity
+    }
 
     mutating func inserted(_ id: UInt64, entity: Int) {
-        edit(entity) { if $0.note() { $0.inserted.append(id) } }
+        let limit = limit
+        edit(entity) { if $0.note(limit: limit) { $0.inserted.append(id) } }
     }
 
     mutating func updated(_ id: UInt64, entity: Int, properties: PropertyMask) {
         guard !properties.isEmpty else { return }
+        let limit = limit
         edit(entity) {
             $0.properties.formUnion(properties)
-            if $0.note() { $0.updated.append((id, properties)) }
+            if $0.note(limit: limit) { $0.updated.append((id, properties)) }
         }
     }
 
-    mutating func deleted(_ id: UInt64, entity: Int) {
-        edit(entity) { if $0.note() { $0.deleted.append(id) } }
+    /// A deletion; `tombstone` holds the values of the entity's preserved attributes (history only).
+    mutating func deleted(_ id: UInt64, entity: Int, tombstone: [Value]? = nil) {
+        let limit = limit
+        edit(entity) {
+            guard $0.note(limit: limit) else { return }
+            $0.deleted.append(id)
+            if let tombstone { $0.tombstones.append(tombstone) }
+        }
     }
 
     /// Edits an entity's pending changes in place (taken out of the array, so its lists are not copied).
@@ -119,10 +160,26 @@ struct ChangeRecorder {
             guard let p else { continue }
             var e = EntityChanges(properties: p.properties, isComplete: p.isComplete)
             if p.isComplete {
+                if p.deleted.isEmpty && p.updated.isEmpty {
+                    // Only inserts (a bulk load): nothing to cancel out.
+                    e.inserted = p.inserted
+                    if e.inserted.isEmpty { continue }
+                    entities[tags(position)] = e
+                    continue
+                }
                 let deleted = Set(p.deleted)
                 let inserted = Set(p.inserted)
                 e.inserted = p.inserted.filter { !deleted.contains($0) }
-                e.deleted = p.deleted.filter { !inserted.contains($0) }
+                if p.tombstones.count == p.deleted.count && !p.tombstones.isEmpty {
+                    // Cascades may reach an object twice: it is listed (and its tombstone kept) once.
+                    var seen: Set<UInt64> = []
+                    for (id, tombstone) in zip(p.deleted, p.tombstones) where !inserted.contains(id) && seen.insert(id).inserted {
+                        e.deleted.append(id)
+                        e.tombstones.append(tombstone)
+                    }
+                } else {
+                    e.deleted = p.deleted.filter { !inserted.contains($0) }
+                }
                 var merged: [UInt64: PropertyMask] = [:]
                 for (id, mask) in p.updated where !inserted.contains(id) && !deleted.contains(id) {
                     merged[id, default: PropertyMask()].formUnion(mask)
@@ -139,9 +196,9 @@ struct ChangeRecorder {
 extension EntityBinding {
     /// The attributes whose values differ between two rows of this entity.
     func changedAttributes(from old: [Value], to new: [Value]) -> PropertyMask {
-        // An older model bound to a newer store numbers properties otherwise than the store's model: its
-        // changes name every property, so that no observer in another process misses one.
-        if isDowngraded { return .all }
+        // An older model bound to a newer store numbers properties otherwise than the store's model: the
+        // history names them through its own model, and observers get every property
+        // (`CommitChanges.forObservers(downgraded:)`).
         var mask = PropertyMask()
         for i in 0..<min(old.count, new.count) where old[i] != new[i] { mask.formUnion(PropertyMask(property: i)) }
         return mask
@@ -149,8 +206,7 @@ extension EntityBinding {
 
     /// The mask of a relationship of this entity (relationships come after the attributes).
     func mask(of relationship: RelationshipBinding) -> PropertyMask {
-        if isDowngraded { return .all }
-        return PropertyMask(property: attributeNames.count + relationship.position)
+        PropertyMask(property: attributeNames.count + relationship.position)
     }
 
     /// The mask of the named attributes and relationships.

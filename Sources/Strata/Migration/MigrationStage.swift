@@ -24,6 +24,11 @@ public struct MigrationStage: Sendable {
     public let passes: [[EntityMapping]]
     /// Runs last, on the store at the destination version, in one write transaction.
     public let didMigrate: (@Sendable (WriteContext) throws -> Void)?
+    /// Whether the step's entry in the change history lists, object by object, what the stage's entity mappings
+    /// and scripts made: the objects created (inserted), kept (updated, every property) and not carried over
+    /// (deleted, with their tombstones). Without it, the entry says "read these entities again". See
+    /// ``recordingChangesInHistory()``.
+    public private(set) var recordsChangesInHistory = false
 
     /// A stage with any of scripts, entity mappings (in one pass) and `willMigrate`/`didMigrate`.
     public static func custom(
@@ -55,6 +60,16 @@ public struct MigrationStage: Sendable {
     /// A step made explicit but inferred (documents a lightweight step in the plan).
     public static func lightweight(from source: String, to destination: String) -> MigrationStage {
         MigrationStage(source: source, destination: destination, willMigrate: nil, scripts: [], passes: [], didMigrate: nil)
+    }
+
+    /// The stage, listing in the change history the objects its entity mappings and scripts create, keep and
+    /// drop (see <doc:ChangeHistory>), so that a consumer applies them as changes instead of reading the entities
+    /// again. The listing is computed when the step switches, from the identifiers of the source and destination
+    /// objects (a pass over their keys).
+    public func recordingChangesInHistory() -> MigrationStage {
+        var stage = self
+        stage.recordsChangesInHistory = true
+        return stage
     }
 
     /// Whether the stage has nothing custom: the step is inferred.

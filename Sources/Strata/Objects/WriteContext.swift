@@ -1,6 +1,6 @@
 import Foundation
 
-/// Reads and changes objects inside ``Store/write(_:)``. Everything done through it commits together when
+/// Reads and changes objects inside ``Store/write(author:_:)``. Everything done through it commits together when
 /// the closure returns, or not at all when it throws.
 ///
 /// ## Topics
@@ -38,13 +38,16 @@ public final class WriteContext: ReadContext {
     /// About how many bytes this context has written (records, links and index entries, with LMDB's per-entry
     /// overhead): what sizes a migration's batches.
     @exclusivity(unchecked) var bytesWritten = 0
-    /// The objects this transaction inserts, updates and deletes, for observers (see ``Store/observe(_:)``).
+    /// The objects this transaction inserts, updates and deletes, for observers (see ``Store/observe(_:)``) and
+    /// the change history.
     @exclusivity(unchecked) var changes: ChangeRecorder
 
-    override init(txn: Transaction, model: BoundModel) {
+    /// A context for a write transaction. With `recordsHistory` (the store keeps a change history), every
+    /// change is recorded, with the tombstones of deleted objects.
+    init(txn: Transaction, model: BoundModel, recordsHistory: Bool) {
         lastInserted = [UInt64](repeating: 0, count: model.entities.count)
         lastInsertedHasNoLinks = [Bool](repeating: false, count: model.entities.count)
-        changes = ChangeRecorder(entityCount: model.entities.count)
+        changes = ChangeRecorder(entityCount: model.entities.count, keepsEveryChange: recordsHistory)
         super.init(txn: txn, model: model)
     }
 
@@ -262,7 +265,11 @@ public final class WriteContext: ReadContext {
                 }
             }
             deleted.insert(id)
-            changes.deleted(id, entity: binding.position)
+            if changes.keepsEveryChange && !binding.preservedAttributes.isEmpty {
+                changes.deleted(id, entity: binding.position, tombstone: binding.preservedAttributes.map { object.values[$0] })
+            } else {
+                changes.deleted(id, entity: binding.position)
+            }
             for r in binding.relationships {
                 let destination = model.entities[r.destination]
                 let inverse = destination.relationships[r.inversePosition]

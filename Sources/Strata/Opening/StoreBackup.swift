@@ -15,6 +15,15 @@ enum StoreBackup {
         let temp = try StoreFiles.makeTemporaryDirectory(near: destination)
         do {
             try environment.copy(toEmptyDirectory: temp, compact: compact)
+            if compact {
+                // The compacted copy restarts LMDB's transaction IDs: the change log, keyed by them, must not
+                // come along (its entries would be read as changes of the copy's later transactions).
+                var configuration = environment.configuration
+                configuration.readOnly = false
+                let copy = try Environment.openPrivate(path: temp, configuration: configuration)
+                defer { copy.closePrivate() }
+                try ChangeLog.discardEntriesFromAnotherFile(environment: copy)
+            }
             try FaultInjection.point("backup.afterCopy")
             // The copy is published only once it is durable.
             let fd = open(temp + "/data.mdb", O_RDONLY)

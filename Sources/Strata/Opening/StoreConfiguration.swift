@@ -33,6 +33,14 @@ public struct StoreConfiguration: Sendable {
     /// app's model is additive (see ``Store/downgradedFrom``). Default true; false refuses every newer store
     /// with ``StoreError/Code-swift.struct/storeNewerThanModel``, as Core Data and Realm do.
     public var opensNewerAdditiveStores: Bool = true
+    /// Whether the store keeps a change history (<doc:ChangeHistory>): ``HistorySetting/asRecorded`` (the default)
+    /// follows what the store records — a new store keeps none; ``HistorySetting/enabled(_:)`` turns it on (or
+    /// changes its retention) and ``HistorySetting/disabled`` turns it off, for every handle and process from
+    /// this open on. A read-only handle follows the store.
+    public var history: HistorySetting = .asRecorded
+    /// The author this handle's writes are recorded under in the change history, when a write names none
+    /// (``Store/write(author:_:)``): a widget or an extension opens its handle with its own name.
+    public var historyAuthor: String? = nil
 
     public init() {}
 

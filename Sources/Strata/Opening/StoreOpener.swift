@@ -18,6 +18,9 @@ struct StoreOpener {
         do {
             let model = try StoreOpening(environment: environment.environment, schema: schema, plan: plan, purpose: .open,
                                          configuration: configuration).bind(isNewEnvironment: environment.isNew)
+            if !configuration.readOnly {
+                try HistorySwitch.apply(configuration.history, environment: environment.environment, meta: model.meta)
+            }
             return Opened(environment: environment.environment, model: model)
         } catch {
             environment.environment.release()
@@ -32,6 +35,9 @@ struct StoreOpener {
                 let header = try StoreHeader.read(in: txn, path: path)
                 let schema = try header.recordedSchema(in: txn)
                 return try header.bind(schema, in: txn)
+            }
+            if !configuration.readOnly {
+                try HistorySwitch.apply(configuration.history, environment: environment.environment, meta: model.meta)
             }
             return Opened(environment: environment.environment, model: model)
         } catch {
@@ -51,7 +57,17 @@ struct StoreOpener {
         case .existing:
             break
         }
-        return try Environment.acquire(path: path, configuration: configuration.environmentConfiguration(databases: databases))
+        let acquired = try Environment.acquire(path: path, configuration: configuration.environmentConfiguration(databases: databases))
+        if acquired.isNew && !configuration.readOnly {
+            do {
+                // A compacted copy put in place of the store keeps a change log of transaction IDs it restarted.
+                try ChangeLog.discardEntriesFromAnotherFile(environment: acquired.environment)
+            } catch {
+                acquired.environment.release()
+                throw error
+            }
+        }
+        return acquired
     }
 
     /// Runs `body` with the environment of an existing store (never creating one), sized for `schemas`:

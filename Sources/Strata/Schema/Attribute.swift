@@ -21,6 +21,7 @@
 /// - ``renamed(from:)``
 /// - ``versionHashModifier(_:)``
 /// - ``shape(_:)``
+/// - ``preservedOnDeletion()``
 public struct Attribute: Sendable, Hashable {
     /// The attribute's name, unique among the entity's attributes and relationships.
     public var name: String
@@ -44,6 +45,11 @@ public struct Attribute: Sendable, Hashable {
     /// The keys of a ``AttributeType/codable(_:)`` attribute's JSON object, which let a change of shape be
     /// inferred (see ``CodableShape``). Not part of the version hash.
     public var codableShape: CodableShape?
+    /// Whether the change history keeps the attribute's last value when an object is deleted (its *tombstone*,
+    /// as SwiftData's `preserveValueOnDeletion` and Core Data's `preservesValueInHistoryOnDeletion`): a consumer
+    /// of ``Store/fetchHistory(after:limit:)`` can then tell which object went (a server identifier, a title).
+    /// Not part of the version hash: it changes no stored record.
+    public var preservesValueOnDeletion: Bool
 
     /// Creates an attribute. Use the modifiers for everything but the name and type.
     public init(
@@ -56,7 +62,8 @@ public struct Attribute: Sendable, Hashable {
         isUnique: Bool = false,
         renamingIdentifier: String? = nil,
         versionHashModifier: String? = nil,
-        codableShape: CodableShape? = nil
+        codableShape: CodableShape? = nil,
+        preservesValueOnDeletion: Bool = false
     ) {
         self.name = name
         self.type = type
@@ -68,6 +75,7 @@ public struct Attribute: Sendable, Hashable {
         self.renamingIdentifier = renamingIdentifier
         self.versionHashModifier = versionHashModifier
         self.codableShape = codableShape
+        self.preservesValueOnDeletion = preservesValueOnDeletion
     }
 
     /// The attribute, optional.
@@ -84,6 +92,9 @@ public struct Attribute: Sendable, Hashable {
     public func renamed(from previousName: String) -> Attribute { var a = self; a.renamingIdentifier = previousName; return a }
     /// The attribute with a version hash modifier.
     public func versionHashModifier(_ modifier: String) -> Attribute { var a = self; a.versionHashModifier = modifier; return a }
+    /// The attribute, its value kept in the change history when an object is deleted (see
+    /// ``preservesValueOnDeletion``).
+    public func preservedOnDeletion() -> Attribute { var a = self; a.preservesValueOnDeletion = true; return a }
 
     /// The value a new object gets when it does not set the attribute.
     var initialValue: Value { defaultValue ?? .null }

@@ -117,7 +117,7 @@ private struct AttributeForm: Codable {
 
     private enum Keys: String, CodingKey {
         case name, type, codableType, optional, defaultValue, transient, indexed, unique, renamingIdentifier, versionHashModifier
-        case shape
+        case shape, preserveValueOnDeletion
     }
 
     init(from decoder: any Decoder) throws {
@@ -149,7 +149,8 @@ private struct AttributeForm: Codable {
             isUnique: try c.decodeIfPresent(Bool.self, forKey: .unique) ?? false,
             renamingIdentifier: try c.decodeIfPresent(String.self, forKey: .renamingIdentifier),
             versionHashModifier: try c.decodeIfPresent(String.self, forKey: .versionHashModifier),
-            codableShape: try c.decodeIfPresent([ShapeFieldForm].self, forKey: .shape).map { CodableShape($0.map(\.field)) })
+            codableShape: try c.decodeIfPresent([ShapeFieldForm].self, forKey: .shape).map { CodableShape($0.map(\.field)) },
+            preservesValueOnDeletion: try c.decodeIfPresent(Bool.self, forKey: .preserveValueOnDeletion) ?? false)
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -165,6 +166,8 @@ private struct AttributeForm: Codable {
         try c.encodeIfPresent(attribute.renamingIdentifier, forKey: .renamingIdentifier)
         try c.encodeIfPresent(attribute.versionHashModifier, forKey: .versionHashModifier)
         try c.encodeIfPresent(attribute.codableShape.map { $0.fields.map(ShapeFieldForm.init) }, forKey: .shape)
+        // Written only when set: the JSON (and so the fingerprint) of every model without it stays as it was.
+        if attribute.preservesValueOnDeletion { try c.encode(true, forKey: .preserveValueOnDeletion) }
     }
 }
 

@@ -27,7 +27,14 @@ import Synchronization
 /// - ``temporary(schema:)``
 /// ### Transactions
 /// - ``read(_:)``
-/// - ``write(_:)``
+/// - ``write(author:_:)``
+/// ### Change history
+/// - ``fetchHistory(after:limit:)``
+/// - ``history(after:)``
+/// - ``currentHistoryToken()``
+/// - ``deleteHistory(before:)``
+/// - ``pruneHistory()``
+/// - ``historyInfo()``
 /// ### Maintenance
 /// - ``backup(to:compact:)``
 /// - ``info()``
@@ -45,22 +52,45 @@ public final class Store: Sendable {
     let readOnly: Bool
     /// The background maintenance this handle runs (see ``StoreConfiguration/backgroundMaintenance``).
     private let maintenance: MaintenanceWorker?
+    /// The author of this handle's writes in the change history, unless a write names one
+    /// (``StoreConfiguration/historyAuthor``).
+    let historyAuthor: String?
+    /// Whether this handle prunes the change history in the background after commits
+    /// (``StoreConfiguration/backgroundMaintenance``).
+    private let prunesHistory: Bool
 
     init(url: URL, environment: Environment, model: BoundModel, removesDirectoryOnClose: Bool = false, readOnly: Bool = false,
-         backgroundMaintenance: Bool = false) {
+         backgroundMaintenance: Bool = false, historyAuthor: String? = nil) {
         self.url = url
         self.environment = environment
         self.model = model
         self.removesDirectoryOnClose = removesDirectoryOnClose
         self.readOnly = readOnly
+        self.historyAuthor = historyAuthor
+        self.prunesHistory = backgroundMaintenance && !readOnly
         self.maintenance = backgroundMaintenance && !readOnly && model.needsMaintenance
             ? MaintenanceWorker(model: model, environment: environment) : nil
+        if prunesHistory && opened(withHistoryOverItsLimits: environment) {
+            environment.historyPruner.schedule(environment: environment, meta: model.meta)
+        }
     }
 
     /// A handle on what ``StoreOpener`` opened, as `configuration` asks.
     convenience init(url: URL, opened: StoreOpener.Opened, configuration: StoreConfiguration, removesDirectoryOnClose: Bool = false) {
         self.init(url: url, environment: opened.environment, model: opened.model, removesDirectoryOnClose: removesDirectoryOnClose,
-                  readOnly: configuration.readOnly, backgroundMaintenance: configuration.backgroundMaintenance)
+                  readOnly: configuration.readOnly, backgroundMaintenance: configuration.backgroundMaintenance,
+                  historyAuthor: configuration.historyAuthor)
+    }
+
+    /// Whether the store keeps a history that may have outgrown its retention while no handle pruned it.
+    private func opened(withHistoryOverItsLimits environment: Environment) -> Bool {
+        (try? environment.read { txn -> Bool in
+            guard let state = try HistoryRecording.activeState(model.meta, in: txn) else { return false }
+            let head = try HistoryLog.head(state, in: txn)
+            if head <= state.floor { return false }
+            if state.maximumAgeMilliseconds != nil { return true }
+            return try HistoryPruning.mayBeDue(state, head: head, in: txn)
+        }) ?? false
     }
 
     deinit { close() }
@@ -101,7 +131,8 @@ public final class Store: Sendable {
         var configuration = configuration
         configuration.createIfMissing = false
         let opened = try StoreOpener(url: url, configuration: configuration).openRecorded()
-        return Store(url: url, environment: opened.environment, model: opened.model, readOnly: configuration.readOnly)
+        return Store(url: url, environment: opened.environment, model: opened.model, readOnly: configuration.readOnly,
+                     historyAuthor: configuration.historyAuthor)
     }
 
     /// A new store in a fresh temporary directory, removed when the store is closed: the equivalent of
@@ -153,30 +184,45 @@ public final class Store: Sendable {
     /// Writes are serialized. `body` runs on the calling thread and may run more than once: when the store
     /// must grow its map, the transaction is rolled back, the map grown, and `body` run again, so `body`
     /// should have no effects outside the context.
+    ///
+    /// When the store keeps a change history (<doc:ChangeHistory>), the transaction's changes are recorded in it,
+    /// in the same transaction, under `author`.
+    /// - Parameters:
+    ///   - author: the name of the writer in the change history (`"app"`, `"widget"`, `"sync"`), so that a
+    ///     consumer can tell its own writes from others'; nil: the handle's ``StoreConfiguration/historyAuthor``.
+    ///   - body: the work.
     /// - Throws: what `body` throws; ``StoreError/migrationInProgress(ownerPID:)`` while another process
     ///   migrates the store; ``StoreError/nestedWriteTransaction`` inside another write on this thread;
     ///   ``StoreError/readOnly`` when the handle was opened read-only.
-    public func write<T>(_ body: (WriteContext) throws -> T) throws -> T {
+    public func write<T>(author: String? = nil, _ body: (WriteContext) throws -> T) throws -> T {
         if isClosed { throw StoreError.closed }
         if readOnly { throw StoreError.readOnly }
         var commit: CommitChanges?
+        var prunes = false
         let result = try environment.write { txn in
             let state = try checkGeneration(txn)
             if state.migrating { throw StoreError.migrationInProgress(ownerPID: nil) }
-            let context = WriteContext(txn: txn, model: model)
+            let history = try HistoryRecording.activeState(model.meta, in: txn)
+            let context = WriteContext(txn: txn, model: model, recordsHistory: history != nil)
             let result = try body(context)
             try context.finish()
             commit = nil
+            prunes = false
             if !context.changes.isEmpty {
-                let changes = context.changes.changes(transactionID: txn.id) { model.entities[$0].tag }
+                let changes = HistoryRecording.changes(of: context, model: model, txn: txn)
                 if !changes.entities.isEmpty {
-                    try ChangeLog.append(changes, in: txn)
-                    commit = changes
+                    if let history {
+                        prunes = try HistoryRecording.record(changes, model: model, author: author ?? historyAuthor, state: history, in: txn)
+                    }
+                    let observed = changes.forObservers(downgraded: model.downgradedFrom != nil)
+                    try ChangeLog.append(observed, in: txn)
+                    commit = observed
                 }
             }
             return result
         }
         if let commit, environment.observations.isObserved { environment.observations.committed(commit) }
+        if prunes && prunesHistory { environment.historyPruner.schedule(environment: environment, meta: model.meta) }
         return result
     }
 
@@ -191,10 +237,11 @@ public final class Store: Sendable {
 
     /// Runs `body` in the write transaction on the store's writer thread. No `await` can happen inside a
     /// write transaction: LMDB requires it to begin and end on one thread.
-    public func write<T: Sendable>(_ body: @escaping @Sendable (WriteContext) throws -> T) async throws -> T {
+    /// - Parameter author: the name of the writer in the change history (see ``write(author:_:)``).
+    public func write<T: Sendable>(author: String? = nil, _ body: @escaping @Sendable (WriteContext) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             Store.writeQueue.async {
-                continuation.resume(with: Result { try self.write(body) })
+                continuation.resume(with: Result { try self.write(author: author, body) })
             }
         }
     }

@@ -232,6 +232,7 @@ public enum DecoderEntryPoints {
         case .history: _ = try HistoryRecord.decode(payload)
         case .journal: _ = try MigrationJournal.decode(payload)
         case .maintenance: _ = try MaintenanceRecord(decoding: payload)
+        case .changeHistory: _ = try HistoryState(decoding: payload)
         }
     }
 

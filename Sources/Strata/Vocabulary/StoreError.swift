@@ -132,6 +132,22 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         /// Strata reached a state its own code rules out: a bug in Strata, not damage to the store.
         public static let internalInconsistency = Code("internalInconsistency")
 
+        // Change history
+        /// The store keeps no change history (see ``StoreConfiguration/history``).
+        public static let historyDisabled = Code("historyDisabled")
+        /// The history after a token is no longer kept (pruned by retention or ``Store/deleteHistory(before:)``):
+        /// resynchronize fully.
+        public static let historyExpired = Code("historyExpired")
+        /// A history token's text is damaged, truncated or not a token.
+        public static let historyTokenInvalid = Code("historyTokenInvalid")
+        /// A history token was made by another store (or by this store before it was deleted and created again).
+        public static let historyTokenFromOtherStore = Code("historyTokenFromOtherStore")
+        /// A history token names transactions this store does not have as the token saw them: the store was
+        /// replaced by an older copy (a restored backup) since. Resynchronize fully.
+        public static let historyDiverged = Code("historyDiverged")
+        /// A history entry is damaged (its checksum does not match, or its bytes are not an entry).
+        public static let corruptedHistory = Code("corruptedHistory")
+
         /// Whether the code is a failure of the environment (disk, memory, the map, LMDB) rather than of the
         /// request: retrying later, or after fixing the machine, can succeed with the same input.
         public var isEnvironmental: Bool {
@@ -397,6 +413,45 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     public static func internalInconsistency(_ what: String) -> StoreError {
         StoreError(.internalInconsistency, "Strata reached an inconsistent state (\(what)); the transaction that found it was rolled back and the store is as its last commit left it. This is a bug in Strata: please report it with the output of `strata info` and `strata plan` for the store.")
             .with { $0.reason = what }
+    }
+
+    // MARK: Change history
+
+    /// The store keeps no change history; nothing was read or written.
+    public static func historyDisabled(path: String) -> StoreError {
+        StoreError(.historyDisabled, "The store at \(path) keeps no change history; open it once with StoreConfiguration.history = .enabled(…) to turn history on (it records transactions from then on).")
+            .with { $0.path = path }
+    }
+
+    /// The history after the token is no longer kept; nothing was read.
+    public static func historyExpired(path: String, reason: String) -> StoreError {
+        StoreError(.historyExpired, "The change history of \(path) no longer holds the transactions after this token (\(reason)); nothing was read. Resynchronize fully: read the objects and ReadContext.historyToken() in one read, then follow the history from that token.")
+            .with { $0.path = path; $0.reason = reason }
+    }
+
+    /// The text is not a history token (damaged, truncated, or made by something else); nothing was read.
+    public static func historyTokenInvalid(reason: String) -> StoreError {
+        StoreError(.historyTokenInvalid, "The history token is damaged or not a token (\(reason)); nothing was read. Save tokens exactly as HistoryToken.description or Codable writes them; without a valid token, resynchronize fully.")
+            .with { $0.reason = reason }
+    }
+
+    /// The token was made by another store; nothing was read.
+    public static func historyTokenFromOtherStore(path: String, tokenStore: String, store: String) -> StoreError {
+        StoreError(.historyTokenFromOtherStore, "The history token was made by store \(tokenStore), not by the store at \(path) (\(store)); nothing was read. A store deleted and created again is another store: resynchronize fully.")
+            .with { $0.path = path; $0.reason = "token of store \(tokenStore), store \(store)" }
+    }
+
+    /// The token names transactions this store no longer has as they were; nothing was read.
+    public static func historyDiverged(path: String, reason: String) -> StoreError {
+        StoreError(.historyDiverged, "The change history of \(path) does not continue the history this token was taken from (\(reason)): the store was probably replaced by an older copy, such as a restored backup; nothing was read. Resynchronize fully.")
+            .with { $0.path = path; $0.reason = reason }
+    }
+
+    /// A history entry (or a model it names) is damaged; nothing was written, and the objects of the store are not
+    /// affected.
+    public static func corruptedHistory(path: String, sequence: UInt64, reason: String) -> StoreError {
+        StoreError(.corruptedHistory, "The change history of \(path) is damaged at transaction \(sequence) (\(reason)); nothing was written, and the store's objects are not affected. Consumers past this point cannot follow: resynchronize them fully, then delete the history before the current token (Store.deleteHistory(before:)).")
+            .with { $0.path = path; $0.reason = reason }
     }
 
     /// Any other LMDB error.

@@ -333,6 +333,9 @@ final class StepRunner {
             } else {
                 try meta.delete(.journal, in: txn)
             }
+            if let history = try HistoryRecording.activeState(meta, in: txn) {
+                try recordMigration(state: history, in: txn)
+            }
             try FaultInjection.point("switch.beforeCommit")
             return j
         }

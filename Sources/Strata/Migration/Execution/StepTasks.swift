@@ -7,13 +7,15 @@ extension StepRunner {
         guard let script = stage?.willMigrate else { return try single { _, _ in } }
         report(.willMigrate, entity: nil, completed: 0, total: 1)
         try single { txn, _ in
-            let context = WriteContext(txn: txn, model: source)
+            let history = try HistoryRecording.activeState(meta, in: txn)
+            let context = WriteContext(txn: txn, model: source, recordsHistory: history != nil)
             do {
                 try script(context)
                 try context.finish()
             } catch {
                 throw stageFailure(error, entity: nil, object: nil)
             }
+            try recordScriptChanges(context, model: source, history: history, in: txn)
         }
         report(.willMigrate, entity: nil, completed: 1, total: 1)
     }
@@ -24,13 +26,15 @@ extension StepRunner {
         let generation = sourceGeneration + 1
         let start = journal
         journal = try environment.write { txn -> MigrationJournal in
-            let context = WriteContext(txn: txn, model: destination)
+            let history = try HistoryRecording.activeState(meta, in: txn)
+            let context = WriteContext(txn: txn, model: destination, recordsHistory: history != nil)
             do {
                 try script(context)
                 try context.finish()
             } catch {
                 throw stageFailure(error, entity: nil, object: nil)
             }
+            try recordScriptChanges(context, model: destination, history: history, in: txn)
             try meta.delete(.journal, in: txn)
             try meta.put(.state, StateRecord(generation: generation, migrating: false).encoded(), in: txn)
             var j = start
@@ -38,6 +42,18 @@ extension StepRunner {
             return j
         }
         report(.didMigrate, entity: nil, completed: 1, total: 1)
+    }
+
+    /// Records what a `willMigrate` or `didMigrate` script changed, as any commit's changes: in the change
+    /// history (author ``HistoryEntry/migrationAuthor``) and in the change log, so that observers and history
+    /// feeds — in this process and others — hear of it.
+    private func recordScriptChanges(_ context: WriteContext, model: BoundModel, history: HistoryState?, in txn: Transaction) throws {
+        let changes = HistoryRecording.changes(of: context, model: model, txn: txn)
+        guard !changes.entities.isEmpty else { return }
+        if let history {
+            try HistoryRecording.record(changes, model: model, author: HistoryEntry.migrationAuthor, state: history, in: txn)
+        }
+        try ChangeLog.append(changes.forObservers(downgraded: false), in: txn)
     }
 
     /// The error for something a custom stage's code threw: environmental store errors stay resumable.
