@@ -11,6 +11,9 @@ final class BoundModel: Sendable {
     let meta: MetaTable
     let entities: [EntityBinding]
     private let entityIndex: [String: Int]
+    /// The entities' names in schema order: a small model is searched by comparison, which costs less than
+    /// hashing the name (objects, contexts and migration scripts look entities up by name on every call).
+    private let entityNames: [String]
     /// Whether the store had maintenance left when the model was bound (records of older layouts, indexes
     /// being built, retired databases): a store handle then starts its background maintenance.
     let needsMaintenance: Bool
@@ -29,6 +32,7 @@ final class BoundModel: Sendable {
         var entityIndex: [String: Int] = [:]
         for (i, e) in schema.entities.enumerated() { entityIndex[e.name] = i }
         self.entityIndex = entityIndex
+        self.entityNames = schema.entities.map(\.name)
         var bindings: [EntityBinding] = []
         for (position, entity) in schema.entities.enumerated() {
             bindings.append(try EntityBinding(position: position, entity: entity, schema: schema,
@@ -40,12 +44,20 @@ final class BoundModel: Sendable {
     }
 
     func entity(_ name: String) throws -> EntityBinding {
-        guard let i = entityIndex[name] else { throw StoreError.unknownEntity(name) }
+        guard let i = position(of: name) else { throw StoreError.unknownEntity(name) }
         return entities[i]
     }
 
     func entityIfPresent(_ name: String) -> EntityBinding? {
-        entityIndex[name].map { entities[$0] }
+        position(of: name).map { entities[$0] }
+    }
+
+    @inline(__always) private func position(of name: String) -> Int? {
+        if entityNames.count <= 16 {
+            for i in entityNames.indices where entityNames[i] == name { return i }
+            return nil
+        }
+        return entityIndex[name]
     }
 
     /// LMDB flags of a database, from its name: links (`l…`), indexes (`i…`) and a migration's associations

@@ -112,21 +112,26 @@ struct ChangeRecorder {
     /// Whether every change is kept, with the tombstones of deletions (the store keeps a change history), or only
     /// what observers need.
     let keepsEveryChange: Bool
+    /// False for a writer whose changes nobody reads (a migration's instance passes: observers learn of a
+    /// migration from its switch, and the history lists a stage's objects from the databases themselves).
+    let isRecording: Bool
     private let limit: Int
 
-    init(entityCount: Int, keepsEveryChange: Bool = false) {
+    init(entityCount: Int, keepsEveryChange: Bool = false, isRecording: Bool = true) {
         pending = Array(repeating: nil, count: entityCount)
         self.keepsEveryChange = keepsEveryChange
+        self.isRecording = isRecording
         limit = keepsEveryChange ? .max : ChangeRecorder.idsPerEntity
     }
 
     mutating func inserted(_ id: UInt64, entity: Int) {
+        guard isRecording else { return }
         let limit = limit
         edit(entity) { if $0.note(limit: limit) { $0.inserted.append(id) } }
     }
 
     mutating func updated(_ id: UInt64, entity: Int, properties: PropertyMask) {
-        guard !properties.isEmpty else { return }
+        guard isRecording, !properties.isEmpty else { return }
         let limit = limit
         edit(entity) {
             $0.properties.formUnion(properties)
@@ -136,6 +141,7 @@ struct ChangeRecorder {
 
     /// A deletion; `tombstone` holds the values of the entity's preserved attributes (history only).
     mutating func deleted(_ id: UInt64, entity: Int, tombstone: [Value]? = nil) {
+        guard isRecording else { return }
         let limit = limit
         edit(entity) {
             guard $0.note(limit: limit) else { return }

@@ -69,10 +69,29 @@ extension WriteContext {
     /// Inserts a model value into `binding`'s entity, under `id` (a migration keeping a source's identifier)
     /// or a new identifier.
     func insertModel<T: EntityModel>(_ value: T, binding: EntityBinding, id given: UInt64?) throws -> UInt64 {
+        try withModelWriter(binding) { record in try insertModel(value, binding: binding, id: given, record: &record) }
+    }
+
+    /// Runs `body` with a writer for `binding`'s records that borrows this context's reusable buffers.
+    @inline(__always)
+    func withModelWriter<R>(_ binding: EntityBinding, _ body: (inout ModelWriter) throws -> R) throws -> R {
         var record = ModelWriter(binding: binding)
         swap(&record.bytes, &writer)
-        defer { swap(&record.bytes, &writer) }
+        swap(&record.indexValues, &modelIndexValues)
+        swap(&record.links, &modelLinks)
+        defer {
+            record.indexValues.removeAll(keepingCapacity: true)
+            record.links.removeAll(keepingCapacity: true)
+            swap(&record.bytes, &writer)
+            swap(&record.indexValues, &modelIndexValues)
+            swap(&record.links, &modelLinks)
+        }
         record.begin()
+        return try body(&record)
+    }
+
+    private func insertModel<T: EntityModel>(_ value: T, binding: EntityBinding, id given: UInt64?,
+                                             record: inout ModelWriter) throws -> UInt64 {
         try value.write(to: &record)
         try record.finish()
         let id = try given ?? allocateID()
@@ -111,10 +130,11 @@ extension WriteContext {
         }
         noteRewritten(binding, oldBytes)
         let old = try binding.decodeValues(oldBytes, id: id)
-        var record = ModelWriter(binding: binding)
-        swap(&record.bytes, &writer)
-        defer { swap(&record.bytes, &writer) }
-        record.begin()
+        try withModelWriter(binding) { record in try update(value, binding: binding, id: id, old: old, record: &record) }
+    }
+
+    private func update<T: EntityModel>(_ value: T, binding: EntityBinding, id: UInt64, old: [Value],
+                                        record: inout ModelWriter) throws {
         try value.write(to: &record)
         try record.finish()
         for (slot, new) in record.indexValues {

@@ -18,6 +18,10 @@ import Foundation
 public final class WriteContext: ReadContext {
     // A context belongs to the thread running its transaction: no dynamic exclusivity checks on these.
     @exclusivity(unchecked) var writer = BinaryWriter(capacity: 512)
+    /// Reused by typed writes (see ``withModelWriter(_:_:)``): the index values and links a model value's
+    /// `write(to:)` collects, kept here so their storage outlives each write.
+    @exclusivity(unchecked) var modelIndexValues: [(slot: Int, value: Value)] = []
+    @exclusivity(unchecked) var modelLinks: [(position: Int, targets: [UInt64])] = []
     @exclusivity(unchecked) private var nextID: UInt64? = nil
     /// The last object inserted in each entity by this transaction (linking a just-created object needs no
     /// lookup to know it exists; it cannot have been deleted since without this being cleared).
@@ -43,11 +47,12 @@ public final class WriteContext: ReadContext {
     @exclusivity(unchecked) var changes: ChangeRecorder
 
     /// A context for a write transaction. With `recordsHistory` (the store keeps a change history), every
-    /// change is recorded, with the tombstones of deleted objects.
-    init(txn: Transaction, model: BoundModel, recordsHistory: Bool) {
+    /// change is recorded, with the tombstones of deleted objects; with `recordsChanges` false, none is (a
+    /// migration's passes, whose changes nobody reads).
+    init(txn: Transaction, model: BoundModel, recordsHistory: Bool, recordsChanges: Bool = true) {
         lastInserted = [UInt64](repeating: 0, count: model.entities.count)
         lastInsertedHasNoLinks = [Bool](repeating: false, count: model.entities.count)
-        changes = ChangeRecorder(entityCount: model.entities.count, keepsEveryChange: recordsHistory)
+        changes = ChangeRecorder(entityCount: model.entities.count, keepsEveryChange: recordsHistory, isRecording: recordsChanges)
         super.init(txn: txn, model: model)
     }
 

@@ -3,14 +3,16 @@ import Foundation
 /// What an ``EntityMigrationPolicy`` can do in the instance pass: create destination objects.
 public final class InstanceMigrationContext: MigrationContext {
     let mapping: EntityMapping
-    let allowedEntities: Set<String>
+    /// The destination entities this mapping may create (a handful: searched by comparison, not hashed).
+    let allowedEntities: [String]
     var current: CurrentSource?
 
     init(runner: StepRunner, txn: Transaction, writer: WriteContext, mapping: EntityMapping) throws {
         self.mapping = mapping
-        var allowed = Set(mapping.destinationEntities)
-        if let matched = runner.mapping.entities.first(where: { $0.sourceName == mapping.sourceEntity })?.destinationName {
-            allowed.insert(matched)
+        var allowed = mapping.destinationEntities
+        if let matched = runner.mapping.entities.first(where: { $0.sourceName == mapping.sourceEntity })?.destinationName,
+           !allowed.contains(matched) {
+            allowed.append(matched)
         }
         self.allowedEntities = allowed
         try super.init(runner: runner, txn: txn, writer: writer)

@@ -60,7 +60,7 @@ extension StepRunner {
         var context: Context? = nil
         try batched(over: binding.dbi, phase: phase, entity: m.sourceEntity, total: total) { txn, e, id, _ in
             if context == nil || context?.txn !== txn {
-                let writer = WriteContext(txn: txn, model: self.destinationForWrites, recordsHistory: false)
+                let writer = WriteContext(txn: txn, model: self.destinationForWrites, recordsHistory: false, recordsChanges: false)
                 writer.checksMinimumCounts = false
                 context = try makeContext(self, txn, writer, m)
             }
