@@ -121,9 +121,17 @@ public struct ChildTask: Codable, Sendable {
     public var gets: Int
     public var openCycles: Int
     public var batchSize: Int
+    /// Records per migration batch, or `nil` for the library's default: Strata's batches end by bytes written
+    /// and time (``migrationBatchBytes``), and raw LMDB's copy commits after the same number of bytes.
+    public var migrationBatchRecords: Int?
+
+    /// What a migration batch of raw LMDB writes before it commits when ``migrationBatchRecords`` is `nil`:
+    /// Strata's default (`MigrationOptions.batchByteLimit`), counted the same way (key, value and 16 bytes of
+    /// LMDB's per-entry overhead), so both pay for the same number of durable commits.
+    public static let migrationBatchBytes = 32 << 20
 
     public init(role: Role, scenario: Scenario, system: System, records: Int, seed: UInt64, path: String,
-                reportPath: String, gets: Int, openCycles: Int, batchSize: Int) {
+                reportPath: String, gets: Int, openCycles: Int, batchSize: Int, migrationBatchRecords: Int? = nil) {
         self.role = role
         self.scenario = scenario
         self.system = system
@@ -134,6 +142,7 @@ public struct ChildTask: Codable, Sendable {
         self.gets = gets
         self.openCycles = openCycles
         self.batchSize = batchSize
+        self.migrationBatchRecords = migrationBatchRecords
     }
 
     public var dataSet: DataSet { DataSet(seed: seed, count: records) }

@@ -311,11 +311,13 @@ public enum RawLMDB {
         }
     }
 
-    /// Copies every record into a new database through `transform`, `batchSize` records per write
-    /// transaction, each batch resuming after the last key the previous one wrote; the last transaction
-    /// drops the source and writes the new schema record.
+    /// Copies every record into a new database through `transform` (which returns the bytes it wrote: keys,
+    /// values and 16 bytes per entry, counted as Strata counts them), a batch per write transaction — as many
+    /// records as `migrationBatchRecords`, or else as many as write ``ChildTask/migrationBatchBytes`` —, each
+    /// batch resuming after the last key the previous one wrote; the last transaction drops the source and
+    /// writes the new schema record.
     static func copyForward(_ task: ChildTask, label: String, extraDatabases: [(String, Int32)],
-                            _ transform: (OpaquePointer, [MDB_dbi], UInt64, UnsafeRawBufferPointer) throws -> Void) throws -> (Double, Double) {
+                            _ transform: (OpaquePointer, [MDB_dbi], UInt64, UnsafeRawBufferPointer) throws -> Int) throws -> (Double, Double) {
         let progress = Progress("lmdb \(label)", total: task.records)
         var dropSeconds = 0.0
         let start = Clock.now()
@@ -339,10 +341,11 @@ public enum RawLMDB {
                     return mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE)
                 }
             }
-            var count = 0
-            while rc == 0 && count < task.batchSize {
+            var count = 0, written = 0
+            let recordLimit = task.migrationBatchRecords ?? Int.max
+            while rc == 0 && count < recordLimit && written < ChildTask.migrationBatchBytes {
                 let id = keyID(k)
-                try transform(txn, outputs, id, bytes(v))
+                written += try transform(txn, outputs, id, bytes(v))
                 last = id
                 count += 1
                 rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)
@@ -387,6 +390,7 @@ public enum RawLMDB {
                 let views = Int64(Int32(littleEndian: b.loadUnaligned(fromByteOffset: f.views, as: Int32.self)))
                 withUnsafeBytes(of: views.littleEndian) { buffer.append(contentsOf: $0) }
                 try buffer.withUnsafeBytes { try appendPut(txn, dbs[0], id, $0) }
+                return 8 + buffer.count + 16
             }
             return (seconds, task.records, "records", ["drop_seconds": drop], [])
         }
@@ -433,6 +437,8 @@ public enum RawLMDB {
                         try check(mdb_put(txn, dbs[3], &key, &back, UInt32(MDB_APPEND)), "mdb_put link")
                     }
                 }
+                // The post, the section and both link entries.
+                return 8 + post.count + 8 + section.count + 2 * (8 + 8) + 4 * 16
             }
             return (seconds, task.records, "records", ["drop_seconds": drop], [])
         }

@@ -340,7 +340,7 @@ public enum StrataScenarios {
         }
         let plan = try MigrationPlan(schemas: [try PostModel.v1(), target], stages: stages)
         var options = MigrationOptions()
-        options.batchSize = task.batchSize
+        if let records = task.migrationBatchRecords { options.batchSize = records }
         if task.scenario == .forcedRewrite { options.rewritesEveryRecord() }
         let label = "\(task.system.rawValue) \(task.scenario.rawValue)"
         let records = task.records

@@ -70,6 +70,8 @@ struct Results: Codable {
     var gets: Int
     var openCycles: Int
     var batchSize: Int
+    /// Records per migration batch (`--migration-batch-size`); nil: the library's batching by bytes and time.
+    var migrationBatchSize: Int?
     var machine: Machine
     var results: [ResultRow]
     var goals: [Goal]
@@ -109,8 +111,11 @@ struct StrataBench: ParsableCommand {
     @Option(help: "Open cycles averaged in the open scenario.")
     var openCycles: Int = 1000
 
-    @Option(help: "Records per write transaction (inserts and migration batches).")
+    @Option(help: "Records per write transaction of the insert scenarios.")
     var batchSize: Int = 10_000
+
+    @Option(help: "Records per migration batch (default: Strata's own batching, by bytes written and time; raw LMDB commits after as many bytes).")
+    var migrationBatchSize: Int?
 
     @Option(help: "Measure each scenario and system this many times, each in a fresh child (the systems take turns within each run); the table gives the median and the spread.")
     var runs: Int = 1
@@ -120,8 +125,8 @@ struct StrataBench: ParsableCommand {
 
     func validate() throws {
         guard records >= 1 else { throw ValidationError("--records must be at least 1") }
-        guard gets >= 1, openCycles >= 1, batchSize >= 1, runs >= 1 else {
-            throw ValidationError("--gets, --open-cycles, --batch-size and --runs must be positive")
+        guard gets >= 1, openCycles >= 1, batchSize >= 1, runs >= 1, (migrationBatchSize ?? 1) >= 1 else {
+            throw ValidationError("--gets, --open-cycles, --batch-size, --migration-batch-size and --runs must be positive")
         }
         _ = try parsedScenarios()
         _ = try parsedSystems()
@@ -182,7 +187,8 @@ struct StrataBench: ParsableCommand {
             let path = scenario.hasOwnStore ? root + "/\(scenario.rawValue)-\(system.rawValue)" : base
             func task(_ role: ChildTask.Role) -> ChildTask {
                 ChildTask(role: role, scenario: scenario, system: system, records: records, seed: seed, path: path,
-                          reportPath: root + "/report.json", gets: gets, openCycles: openCycles, batchSize: batchSize)
+                          reportPath: root + "/report.json", gets: gets, openCycles: openCycles, batchSize: batchSize,
+                          migrationBatchRecords: migrationBatchSize)
             }
             if scenario == .insert || scenario.hasOwnStore {
                 try? fm.removeItem(atPath: path)
@@ -234,6 +240,7 @@ struct StrataBench: ParsableCommand {
         let goals = Report.goals(rows)
         let machine = Report.machine(directory: root, loadAtStart: loadAtStart)
         let results = Results(records: records, runs: runs, seed: seed, gets: gets, openCycles: openCycles, batchSize: batchSize,
+                              migrationBatchSize: migrationBatchSize,
                               machine: machine, results: rows, goals: goals)
         print(Report.table(results))
         if let compare {
