@@ -9,10 +9,16 @@ final class Cursor {
     private let pointer: OpaquePointer
     private unowned let transaction: Transaction
     private(set) var isClosed = false
+    /// The database's handle, and the store's cipher when it is encrypted (values are then opened and sealed
+    /// through the transaction, see ``Transaction/opened(_:dbi:key:cipher:)``).
+    private let dbi: MDB_dbi
+    private let cipher: StoreCipher?
 
-    init(pointer: OpaquePointer, transaction: Transaction) {
+    init(pointer: OpaquePointer, transaction: Transaction, dbi: MDB_dbi) {
         self.pointer = pointer
         self.transaction = transaction
+        self.dbi = dbi
+        self.cipher = transaction.cipher
     }
 
     /// Called by the transaction as it ends. Write transactions free their cursors themselves;
@@ -31,8 +37,10 @@ final class Cursor {
         let rc = FaultInjection.lmdbFault(.cursorGet) ?? mdb_cursor_get(pointer, &k, &v, op)
         if rc == MDB_NOTFOUND { return nil }
         if rc != 0 { throw transaction.fail(rc, "mdb_cursor_get") }
-        return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
-                UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+        let storedKey = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
+        let stored = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        if let cipher { return (storedKey, transaction.opened(stored, dbi: dbi, key: storedKey, cipher: cipher)) }
+        return (storedKey, stored)
     }
 
     func first() throws -> Entry? { try move(MDB_FIRST) }
@@ -66,6 +74,14 @@ final class Cursor {
     /// `MDB_APPEND` was asked for a key that is not the greatest.
     @discardableResult
     func put(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws -> Bool {
+        if let cipher, let sealed = try transaction.sealed(value, dbi: dbi, key: key, cipher: cipher) {
+            return try sealed.withUnsafeBytes { try putStored(key: key, value: $0, flags: flags) }
+        }
+        return try putStored(key: key, value: value, flags: flags)
+    }
+
+    @inline(__always)
+    private func putStored(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32) throws -> Bool {
         if isClosed { throw StoreError.transactionEnded }
         try transaction.ensureUsable()
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))

@@ -70,6 +70,11 @@ final class Environment: @unchecked Sendable {
     /// State other layers keep for this environment, one value per type, created on first use (the process's
     /// observers of the store, for example): the environment knows nothing of what they hold.
     private let attachments = Mutex<[ObjectIdentifier: any Sendable]>([:])
+    /// An encrypted store's cipher, installed once its key was checked (see `StoreUnlocking`): nil for an
+    /// unencrypted store, whose transactions then do no sealing work at all.
+    private let installedCipher = AtomicLazyReference<StoreCipher>()
+    /// What each open database handle seals (``SealScope``), by handle; found by name when the handle opens.
+    private let sealScopes = Mutex<[MDB_dbi: SealScope]>([:])
     private static let poolCapacity = 16
 
     var currentMapSize: Int { mapSize.load(ordering: .relaxed) }
@@ -493,9 +498,23 @@ final class Environment: @unchecked Sendable {
             ?? mdb_dbi_open(txn.pointer, name, flags | (create ? LMDBFlags.create : 0), &dbi)
         if rc == MDB_NOTFOUND { return nil }
         if rc != 0 { throw txn.fail(rc, "mdb_dbi_open(\(name))") }
+        let scope = SealScope.of(database: name)
+        sealScopes.withLock { $0[dbi] = scope }
         txn.noteOpened(name, dbi)
         return dbi
     }
+
+    /// The cipher of an encrypted store whose key was checked, or nil.
+    @inline(__always)
+    var cipher: StoreCipher? { installedCipher.load() }
+
+    /// Installs the cipher of an encrypted store once its key was checked; returns the cipher in use (the first
+    /// one installed, when handles race).
+    @discardableResult
+    func install(_ cipher: StoreCipher) -> StoreCipher { installedCipher.storeIfNil(cipher) }
+
+    /// What the database with handle `dbi` seals (nil: nothing).
+    func sealScope(_ dbi: MDB_dbi) -> SealScope? { sealScopes.withLock { $0[dbi] } }
 
     /// Forgets a handle (after its database was found deleted by another process).
     func forgetDatabase(_ name: String) {

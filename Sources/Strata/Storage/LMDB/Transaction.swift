@@ -33,11 +33,75 @@ final class Transaction {
     private var lastSharedDBI: MDB_dbi = 0
     private var lastSharedCursor: Cursor?
 
+    /// An encrypted store's cipher (nil for an unencrypted store): values of sealed databases are sealed as they
+    /// are put and opened as they are read, so every layer above reads and writes plain values.
+    let cipher: StoreCipher?
+    /// Each database's ``SealScope`` as this transaction found it (by handle), when the store is encrypted.
+    private var sealScopes: [MDB_dbi: SealScope?] = [:]
+    /// Plain values opened from seals in this transaction: they live, as values in the map do, until it ends.
+    private var openedValues: [UnsafeMutableRawBufferPointer] = []
+
     init(pointer: OpaquePointer, isWrite: Bool, environment: Environment) {
         self.pointer = pointer
         self.isWrite = isWrite
         self.environment = environment
+        self.cipher = environment.cipher
     }
+
+    deinit { freeOpenedValues() }
+
+    // MARK: Sealing
+
+    /// What database `dbi` seals, when the store is encrypted.
+    func sealScope(_ dbi: MDB_dbi) -> SealScope? {
+        if let known = sealScopes[dbi] { return known }
+        let scope = environment.sealScope(dbi)
+        sealScopes[dbi] = scope
+        return scope
+    }
+
+    /// The plain value of `stored`, read under `key` from `dbi` of an encrypted store: `stored` itself when the
+    /// database keeps it in the clear, else the opened seal — or ``SealedValue/unopenable`` when the seal does not
+    /// open (the reader of the value reports it as damaged, naming what it is).
+    func opened(_ stored: UnsafeRawBufferPointer, dbi: MDB_dbi, key: UnsafeRawBufferPointer, cipher: StoreCipher) -> UnsafeRawBufferPointer {
+        guard let scope = sealScope(dbi), scope.seals(key: key) else { return stored }
+        guard stored.count >= SealedValue.overhead else { return SealedValue.unopenable }
+        let plain = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, stored.count - SealedValue.overhead), alignment: 16)
+        do {
+            try cipher.open(stored, scope: scope, lmdbKey: key, into: plain)
+        } catch {
+            plain.deallocate()
+            return SealedValue.unopenable
+        }
+        openedValues.append(plain)
+        return UnsafeRawBufferPointer(rebasing: plain[0..<(stored.count - SealedValue.overhead)])
+    }
+
+    /// The bytes to store for `value` under `key` in `dbi` of an encrypted store (nil: store `value` as it is).
+    func sealed(_ value: UnsafeRawBufferPointer, dbi: MDB_dbi, key: UnsafeRawBufferPointer, cipher: StoreCipher) throws -> [UInt8]? {
+        guard let scope = sealScope(dbi), scope.seals(key: key) else { return nil }
+        do {
+            return try cipher.seal(value, scope: scope, lmdbKey: key)
+        } catch {
+            throw StoreError.internalInconsistency("sealing a value failed: \(error)")
+        }
+    }
+
+    private func freeOpenedValues() {
+        for value in openedValues { value.deallocate() }
+        openedValues.removeAll()
+    }
+
+    /// The index key of `value` in this store: its order-preserving encoding (``IndexKey``), or, in an encrypted
+    /// store, a keyed hash of it.
+    @inline(__always)
+    func indexKey(_ value: Value) -> [UInt8] {
+        if let cipher { return cipher.indexKey(IndexKey.plainEncoding(value)) }
+        return IndexKey.encode(value)
+    }
+
+    /// Whether index keys are keyed hashes (an encrypted store): they answer equality only, never ranges.
+    var hasHashedIndexKeys: Bool { cipher != nil }
 
     // MARK: Errors
 
@@ -71,13 +135,23 @@ final class Transaction {
         let rc = FaultInjection.lmdbFault(.get) ?? mdb_get(pointer, dbi, &k, &v)
         if rc == MDB_NOTFOUND { return nil }
         try check(rc, "mdb_get")
-        return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        let stored = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        if let cipher { return opened(stored, dbi: dbi, key: key, cipher: cipher) }
+        return stored
     }
 
     /// Stores `value` under `key`. Returns false when the key (or, for dupsort databases, the pair)
     /// exists and `flags` holds `MDB_NOOVERWRITE` or `MDB_NODUPDATA`.
     @discardableResult
     func put(_ dbi: MDB_dbi, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws -> Bool {
+        if let cipher, let sealed = try sealed(value, dbi: dbi, key: key, cipher: cipher) {
+            return try sealed.withUnsafeBytes { try putStored(dbi, key: key, value: $0, flags: flags) }
+        }
+        return try putStored(dbi, key: key, value: value, flags: flags)
+    }
+
+    @inline(__always)
+    private func putStored(_ dbi: MDB_dbi, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32) throws -> Bool {
         try ensureUsable()
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
@@ -154,7 +228,7 @@ final class Transaction {
         var c: OpaquePointer?
         try check(mdb_cursor_open(pointer, dbi, &c), "mdb_cursor_open")
         guard let c else { throw fail(EINVAL, "mdb_cursor_open") }
-        let cursor = Cursor(pointer: c, transaction: self)
+        let cursor = Cursor(pointer: c, transaction: self, dbi: dbi)
         cursors.append(cursor)
         return cursor
     }
@@ -216,6 +290,7 @@ final class Transaction {
     }
 
     private func endCursors() {
+        if !openedValues.isEmpty { freeOpenedValues() }
         for c in cursors { c.transactionEnding(closeExplicitly: !isWrite) }
         cursors.removeAll()
         cachedCursors.removeAll()
