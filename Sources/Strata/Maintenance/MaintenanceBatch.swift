@@ -95,7 +95,7 @@ enum MaintenanceBatch {
             if !building.isEmpty {
                 let values = try binding.decodeValues(e.value, id: id)
                 for index in building where !values[index.attribute].isNull {
-                    try IndexKey.encode(values[index.attribute]).withUnsafeBytes { k in
+                    try txn.indexKey(values[index.attribute]).withUnsafeBytes { k in
                         try ObjectKey.with(id) { v in _ = try txn.put(index.dbi, key: k, value: v, flags: LMDBFlags.noDupData) }
                     }
                     batch.indexed += 1

@@ -224,8 +224,8 @@ extension ModelQuery {
         let txn = context.txn
         if let condition = try indexCondition(), let index = try context.queryableIndex(binding, on: condition.attribute) {
             let cursor = try txn.cursor(index.dbi)
-            let upperKey = condition.upper.map { IndexKey.encode($0) }
-            var entry = try condition.lower.map { lower in try IndexKey.encode(lower).withUnsafeBytes { try cursor.seek($0) } } ?? cursor.first()
+            let upperKey = condition.upper.map { txn.indexKey($0) }
+            var entry = try condition.lower.map { lower in try txn.indexKey(lower).withUnsafeBytes { try cursor.seek($0) } } ?? cursor.first()
             while let e = entry {
                 if let upperKey, upperKey.lexicographicallyPrecedes(Array(e.key)) { return }
                 let id = try ObjectKey.decode(e.value)

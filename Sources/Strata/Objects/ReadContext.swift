@@ -153,7 +153,7 @@ public class ReadContext {
 
     /// Identifiers of objects whose indexed attribute has exactly `value`.
     func indexLookup(_ binding: EntityBinding, attribute: Int, index: IndexBinding, value: Value) throws -> [UInt64] {
-        let key = IndexKey.encode(value)
+        let key = txn.indexKey(value)
         guard key.count <= 511 else { throw StoreError.keyTooLong(length: key.count, maximum: 511) }
         let cursor = try txn.sharedCursor(index.dbi)
         var ids: [UInt64] = []

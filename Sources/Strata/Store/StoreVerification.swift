@@ -116,7 +116,7 @@ extension Store {
                     report.add(.missingRequiredValue, binding.name, id, "\(binding.attributeNames[a]) is null")
                 }
                 for (k, index) in binding.indexes.enumerated() where !values[index.attribute].isNull && !building.contains(index.tag) {
-                    let found = try IndexKey.encode(values[index.attribute]).withUnsafeBytes { key in
+                    let found = try txn.indexKey(values[index.attribute]).withUnsafeBytes { key in
                         try ObjectKey.with(id) { v in try indexCursors[k].find(key, value: v) != nil }
                     }
                     if !found {
@@ -209,7 +209,7 @@ extension Store {
             let id = UInt64(bigEndian: e.value.loadUnaligned(as: UInt64.self))
             do {
                 if let object = try context.object(id, binding) {
-                    if IndexKey.encode(object.values[index.attribute]) != key {
+                    if txn.indexKey(object.values[index.attribute]) != key {
                         report.add(.staleIndexEntry, binding.name, id, "\(name): the index holds another value than the object")
                     }
                 } else {
