@@ -20,13 +20,14 @@ struct MaintainCommand: ParsableCommand {
 
     @Argument(help: "The store's directory.")
     var store: String
+    @OptionGroup var key: KeyFileOption
 
     @Option(name: .customLong("batch-size"), help: "Records per write transaction (default 10000).")
     var batchSize: Int = 10_000
 
     func run() throws {
         guard batchSize > 0 else { throw ValidationError("--batch-size must be positive") }
-        let handle = try StoreAccess.openRecorded(store, readOnly: false)
+        let handle = try StoreAccess.openRecorded(store, readOnly: false, key: key)
         defer { handle.close() }
         let display = ProgressDisplay()
         let start = now()

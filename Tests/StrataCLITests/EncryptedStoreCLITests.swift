@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+import StrataTestSupport
+
+/// `--key-file`: every command that opens a store opens an encrypted one with its key, and is refused (one line,
+/// the store's files unchanged) without it or with another key.
+@Suite(.serialized) struct EncryptedStoreCLITests {
+    @Test func commandsTakeTheKeyFileAndRefuseAnEncryptedStoreWithoutIt() throws {
+        let refusals = RefusalTests()
+        let dir = try refusals.prepare()
+        try dir.write("key.hex", String(repeating: "5a", count: 32) + "\n")
+        try dir.write("wrong.hex", String(repeating: "a5", count: 32))
+        try dir.write("short.hex", "00ff")
+        #expect(try dir.strata("create", "secret.store", "--schema", "v1.json", "--key-file", "key.hex").status == 0)
+        #expect(try dir.strata("import", "secret.store", "objects.jsonl", "--key-file", "key.hex").status == 0)
+
+        // With the key: the store reads, and export writes its objects decrypted.
+        let info = try dir.strata("info", "secret.store", "--key-file", "key.hex")
+        #expect(info.status == 0, "\(info)")
+        let export = try dir.strata("export", "secret.store", "--key-file", "key.hex")
+        #expect(export.status == 0)
+        #expect(export.stdout.contains("First! ✓"))
+        #expect(try dir.strata("verify", "secret.store", "--key-file", "key.hex").status == 0)
+        #expect(try dir.strata("backup", "secret.store", "copy.store", "--key-file", "key.hex").status == 0)
+        #expect(try dir.strata("info", "copy.store", "--key-file", "key.hex").status == 0)
+        // The data file holds none of the imported strings.
+        let data = try Data(contentsOf: URL(fileURLWithPath: dir.path("secret.store") + "/data.mdb"))
+        #expect(StoreFileBytes.offsets(of: Array("First! ✓".utf8), in: data).isEmpty)
+
+        // Without the key, or with another: every command refused, nothing written.
+        try refusals.expectRefused(dir, "secret.store", "is encrypted; nothing was read or written")
+        let before = refusals.snapshot(dir.path("secret.store"))
+        let wrong = try dir.strata("info", "secret.store", "--key-file", "wrong.hex")
+        #expect(wrong.status == 1 && wrong.stderr.contains("encrypted with another key"), "\(wrong)")
+        let short = try dir.strata("info", "secret.store", "--key-file", "short.hex")
+        #expect(short.status == 1 && short.stderr.contains("256 bits"), "\(short)")
+        #expect(refusals.snapshot(dir.path("secret.store")) == before)
+    }
+}
