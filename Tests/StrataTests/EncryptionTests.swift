@@ -294,6 +294,8 @@ import Testing
         let swapped = try #require(try Self.readError(dir.store, key: key, ids[11]))
         #expect(swapped.code == .corruptedRecord)
         #expect(swapped.objectID == ids[11])
+        // The seal itself refuses it (its associated data holds the object ID), before the record's own checksum.
+        #expect(swapped.reason?.contains("does not open") == true)
 
         // A record of another entity put under an ID of this one.
         try Self.withRawStore(dir.store) { env, _ in
