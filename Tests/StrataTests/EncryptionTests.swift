@@ -140,7 +140,7 @@ import Testing
         // Every string the app wrote starts with `Zq` and ends with `Xv`: none of them is in the file, nor the
         // model's entity and attribute names.
         for needle in ["Zqsecret", "Zqcode", "Zqserial", "Zqupdated", "Xvplain", "SecretNote", "confidentialText"] {
-            #expect(StoreFileBytes.offsets(of: Array(needle.utf8), in: data).isEmpty, "\(needle) is in the data file")
+            #expect(StoreFileBytes.offsets(of: Array(needle.utf8), in: data).count == 0, "\(needle) is in the data file")
         }
         // The same search finds them in an unencrypted store (the check itself works).
         let plainDir = try TemporaryDirectory("enc-scan-plain")
@@ -151,7 +151,7 @@ import Testing
         }
         let plain = try StoreFileBytes.dataFile(of: plainDir.store)
         for needle in ["Zqsecret", "Zqcode", "Zqserial", "SecretNote", "confidentialText"] {
-            #expect(!StoreFileBytes.offsets(of: Array(needle.utf8), in: plain).isEmpty)
+            #expect(StoreFileBytes.offsets(of: Array(needle.utf8), in: plain).count > 0)
         }
         // And the encrypted store still reads every value.
         let store = try Store.open(at: dir.store, schema: try Self.schema(), configuration: Self.configuration(key))
@@ -399,7 +399,7 @@ import Testing
         try store.backup(to: backup)
         store.close()
         let copy = try StoreFileBytes.dataFile(of: backup)
-        #expect(StoreFileBytes.offsets(of: Array("Zqsecret".utf8), in: copy).isEmpty)
+        #expect(StoreFileBytes.offsets(of: Array("Zqsecret".utf8), in: copy).count == 0)
         do {
             _ = try Store.open(at: backup, schema: try Self.schema())
             Issue.record("the backup opened without a key")
@@ -428,7 +428,7 @@ import Testing
         migrated.close()
         let after = try StoreFileBytes.dataFile(of: dir.store)
         for needle in ["Zqsecret", "Zqcode", "Zqserial", "Zqremark", "SecretNote", "confidentialText"] {
-            #expect(StoreFileBytes.offsets(of: Array(needle.utf8), in: after).isEmpty, "\(needle) is in the migrated store")
+            #expect(StoreFileBytes.offsets(of: Array(needle.utf8), in: after).count == 0, "\(needle) is in the migrated store")
         }
     }
 }
