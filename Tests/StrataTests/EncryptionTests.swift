@@ -11,7 +11,7 @@ import Testing
     static func schema(version: String = "v1", extra: Bool = false) throws -> Schema {
         try Schema(version) {
             Entity("SecretNote") {
-                Attribute("confidentialText", .string)
+                Attribute("confidentialText", .string).preservedOnDeletion()
                 Attribute("code", .string).indexed()
                 Attribute("serial", .string).unique()
                 Attribute("n", .int64).indexed()
@@ -134,7 +134,10 @@ import Testing
                     try ctx.delete(id, of: "SecretNote")
                 }
             }
-            #expect(try store.fetchHistory(after: nil).transactions.count == 2)
+            // The history holds the deleted values (tombstones): sealed like everything else.
+            let history = try store.fetchHistory(after: nil).transactions
+            #expect(history.count == 2)
+            #expect(history.last?.changes(of: "SecretNote")?.deleted.contains { $0.tombstone["confidentialText"] == .string(Self.secret(9_950)) } == true)
         }
         let data = try StoreFileBytes.dataFile(of: dir.store)
         // Every string the app wrote starts with `Zq` and ends with `Xv`: none of them is in the file, nor the
