@@ -41,7 +41,7 @@ struct InfoCommand: ParsableCommand {
         var lines: [String] = []
         func row(_ key: String, _ value: String) { lines.append(key.padding(toLength: 12, withPad: " ", startingAt: 0) + value) }
         row("Store", info.path)
-        row("Format", "\(info.formatVersion), created \(Format.date(info.createdAt)) by Strata \(info.createdByStrata) with LMDB \(info.createdWithLMDB)")
+        row("Format", "\(info.formatVersion)\(info.isEncrypted ? ", encrypted (AES-256-GCM)" : ""), created \(Format.date(info.createdAt)) by Strata \(info.createdByStrata) with LMDB \(info.createdWithLMDB)")
         row("LMDB", "\(info.lmdbVersion) (this tool)")
         row("Model", "\(info.modelVersion) (fingerprint \(info.modelFingerprint.prefix(16))…)")
         row("History", info.history.joined(separator: " → "))

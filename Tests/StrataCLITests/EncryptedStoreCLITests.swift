@@ -17,6 +17,7 @@ import StrataTestSupport
         // With the key: the store reads, and export writes its objects decrypted.
         let info = try dir.strata("info", "secret.store", "--key-file", "key.hex")
         #expect(info.status == 0, "\(info)")
+        #expect(info.stdout.contains("encrypted (AES-256-GCM)"))
         let export = try dir.strata("export", "secret.store", "--key-file", "key.hex")
         #expect(export.status == 0)
         #expect(export.stdout.contains("First! ✓"))

@@ -54,6 +54,7 @@ import Testing
         let store = try Store.open(at: dir.store, schema: try Self.schema(), configuration: Self.configuration(key))
         defer { store.close() }
         #expect(try store.info().formatVersion == 3)
+        #expect(try store.info().isEncrypted)
         try store.read { (ctx) throws in
             for (i, id) in ids.enumerated() {
                 let note = try #require(try ctx.object(id, of: "SecretNote"))
@@ -101,6 +102,7 @@ import Testing
             let store = try Store.open(at: plainDir.store, schema: try Self.schema())
             _ = try Self.fill(store, count: 10)
             #expect(try store.info().formatVersion == 1)
+            #expect(try !store.info().isEncrypted)
             store.close()
         }
         let plainBefore = StoreFileBytes.snapshot(plainDir.store)
