@@ -436,4 +436,36 @@ import Testing
             #expect(StoreFileBytes.offsets(of: Array(needle.utf8), in: after).count == 0, "\(needle) is in the migrated store")
         }
     }
+
+    @Test func theBackgroundSweepRewritesOldLayoutsOfAnEncryptedStoreInPlace() throws {
+        let dir = try TemporaryDirectory("enc-sweep")
+        let key = SymmetricKey(size: .bits256)
+        var ids: [ObjectID] = []
+        do {
+            let store = try Store.open(at: dir.store, schema: try Self.schema(), configuration: Self.configuration(key))
+            ids = try Self.fill(store, count: 300)
+            store.close()
+        }
+        // An added optional attribute changes metadata only: every record stays in the old layout until the sweep.
+        var configuration = Self.configuration(key)
+        configuration.backgroundMaintenance = false
+        try Store.migrate(at: dir.store, schema: try Self.schema(version: "v2", extra: true), plan: nil, configuration: configuration)
+        let store = try Store.open(at: dir.store, schema: try Self.schema(version: "v2", extra: true), configuration: configuration)
+        defer { store.close() }
+        #expect(try store.maintenanceStatus().oldLayoutRecords == 300)
+        // Old-layout records read through the projection while they wait.
+        #expect(try store.read { try $0.object(ids[7], of: "SecretNote")?["confidentialText"] } == .string(Self.secret(7)))
+        _ = try store.performMaintenance(batchSize: 64)
+        #expect(try store.maintenanceStatus().isComplete)
+        try store.read { (ctx) throws in
+            for (i, id) in ids.enumerated() {
+                let note = try #require(try ctx.object(id, of: "SecretNote"))
+                #expect(note["confidentialText"] == .string(Self.secret(i)))
+                #expect(note["remark"] == .null)
+            }
+        }
+        #expect(try store.verify().problems.isEmpty)
+        let data = try StoreFileBytes.dataFile(of: dir.store)
+        #expect(StoreFileBytes.offsets(of: Array("Zqsecret".utf8), in: data).count == 0)
+    }
 }
