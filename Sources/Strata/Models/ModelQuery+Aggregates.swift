@@ -25,6 +25,19 @@ extension ModelQuery {
         try integerSum(keyPath)
     }
 
+    /// The sum of an integer property over the matching objects, added up in a wider type `R` (as SQL's `SUM`
+    /// returns 64-bit integers): `sum(\.views, as: Int64.self)` over `Int32` views that would overflow `Int32`.
+    /// - Throws: ``StoreError/Code-swift.struct/invalidValue`` when the sum overflows `R`.
+    public func sum<V: ModelScalar & FixedWidthInteger, R: FixedWidthInteger>(_ keyPath: KeyPath<T, V>, as type: R.Type) throws -> R {
+        try integerSum(keyPath, as: R.self, V.self)
+    }
+
+    /// The sum of an optional integer property (nil values left out), added up in a wider type `R`.
+    /// - Throws: ``StoreError/Code-swift.struct/invalidValue`` when the sum overflows `R`.
+    public func sum<V: ModelScalar & FixedWidthInteger, R: FixedWidthInteger>(_ keyPath: KeyPath<T, V?>, as type: R.Type) throws -> R {
+        try integerSum(keyPath, as: R.self, V.self)
+    }
+
     /// The sum of a floating-point property over the matching objects, added in identifier order (0 when none).
     public func sum<V: ModelScalar & BinaryFloatingPoint>(_ keyPath: KeyPath<T, V>) throws -> V {
         var total: V = 0
@@ -96,16 +109,24 @@ extension ModelQuery {
     // MARK: Folding
 
     private func integerSum<V: ModelScalar & FixedWidthInteger, P>(_ keyPath: KeyPath<T, P>) throws -> V {
-        var total: V = 0
+        try integerSum(keyPath, as: V.self, V.self)
+    }
+
+    /// Adds up the `V` values of `keyPath` in `R`; a value `R` cannot hold counts as an overflow.
+    private func integerSum<V: ModelScalar & FixedWidthInteger, R: FixedWidthInteger, P>(
+        _ keyPath: KeyPath<T, P>, as: R.Type, _ stored: V.Type
+    ) throws -> R {
+        var total: R = 0
         var overflowed = false
         try fold(keyPath) { (v: V) in
-            let (s, o) = total.addingReportingOverflow(v)
+            guard let w = R(exactly: v) else { overflowed = true; return }
+            let (s, o) = total.addingReportingOverflow(w)
             total = s
             overflowed = overflowed || o
         }
         if overflowed {
             throw StoreError.invalidValue(entity: binding.name, attribute: try attributeName(keyPath),
-                                          expected: "a sum that fits in \(V.self)", actual: "an overflow")
+                                          expected: "a sum that fits in \(R.self)", actual: "an overflow")
         }
         return total
     }
