@@ -39,7 +39,7 @@ final class Transaction {
     /// Each database's ``SealScope`` as this transaction found it (by handle), when the store is encrypted.
     private var sealScopes: [MDB_dbi: SealScope?] = [:]
     /// Plain values opened from seals in this transaction: they live, as values in the map do, until it ends.
-    private var openedValues: [UnsafeMutableRawBufferPointer] = []
+    private var openedValues = PlaintextArena()
 
     init(pointer: OpaquePointer, isWrite: Bool, environment: Environment) {
         self.pointer = pointer
@@ -66,15 +66,13 @@ final class Transaction {
     func opened(_ stored: UnsafeRawBufferPointer, dbi: MDB_dbi, key: UnsafeRawBufferPointer, cipher: StoreCipher) -> UnsafeRawBufferPointer {
         guard let scope = sealScope(dbi), scope.seals(key: key) else { return stored }
         guard stored.count >= SealedValue.overhead else { return SealedValue.unopenable }
-        let plain = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, stored.count - SealedValue.overhead), alignment: 16)
+        let plain = openedValues.allocate(stored.count - SealedValue.overhead)
         do {
             try cipher.open(stored, scope: scope, lmdbKey: key, into: plain)
         } catch {
-            plain.deallocate()
             return SealedValue.unopenable
         }
-        openedValues.append(plain)
-        return UnsafeRawBufferPointer(rebasing: plain[0..<(stored.count - SealedValue.overhead)])
+        return UnsafeRawBufferPointer(plain)
     }
 
     /// The bytes to store for `value` under `key` in `dbi` of an encrypted store (nil: store `value` as it is).
@@ -88,8 +86,7 @@ final class Transaction {
     }
 
     private func freeOpenedValues() {
-        for value in openedValues { value.deallocate() }
-        openedValues.removeAll()
+        openedValues.free()
     }
 
     /// The index key of `value` in this store: its order-preserving encoding (``IndexKey``), or, in an encrypted
