@@ -50,13 +50,23 @@ import Testing
             let store = try Store.open(at: dir.store, schema: try Self.schema(), configuration: Self.configuration(key))
             defer { store.close() }
             ids = try Self.fill(store, count: 50)
+            // Values larger than the arena's chunks, and empty ones.
+            ids += try store.write { ctx in
+                [try ctx.insert("SecretNote", ["confidentialText": .string(String(repeating: "Zq0123456789", count: 10_000)),
+                                               "code": "", "serial": "big", "n": 50]).id,
+                 try ctx.insert("SecretNote", ["confidentialText": "", "code": "", "serial": "empty", "n": 51]).id]
+            }
         }
         let store = try Store.open(at: dir.store, schema: try Self.schema(), configuration: Self.configuration(key))
         defer { store.close() }
+        try store.read { (ctx) throws in
+            #expect(try ctx.object(ids[50], of: "SecretNote")?["confidentialText"] == .string(String(repeating: "Zq0123456789", count: 10_000)))
+            #expect(try ctx.object(ids[51], of: "SecretNote")?["confidentialText"] == .string(""))
+        }
         #expect(try store.info().formatVersion == 3)
         #expect(try store.info().isEncrypted)
         try store.read { (ctx) throws in
-            for (i, id) in ids.enumerated() {
+            for (i, id) in ids.prefix(50).enumerated() {
                 let note = try #require(try ctx.object(id, of: "SecretNote"))
                 #expect(note["confidentialText"] == .string(Self.secret(i)))
             }
@@ -163,6 +173,14 @@ import Testing
         defer { store.close() }
         try store.read { (ctx) throws in
             #expect(try ctx.count("SecretNote") == 9_900)
+            // One read transaction opens every record (a scan), each value right.
+            var seen = 0
+            try ctx.objects("SecretNote").forEach { note in
+                guard case .int64(let n) = note["n"] else { return }
+                let expected = n < 100 ? "Zqupdated\(n)Xv" : Self.secret(Int(n))
+                if note["confidentialText"] == .string(expected) { seen += 1 }
+            }
+            #expect(seen == 9_900)
             #expect(try ctx.objects("SecretNote").where("serial", equals: .string("Zqserial5000Xv")).first()?["confidentialText"] == .string(Self.secret(5000)))
             #expect(try ctx.objects("SecretNote").where("n", equals: .int64(50)).first()?["confidentialText"] == .string("Zqupdated50Xv"))
         }
