@@ -36,5 +36,15 @@ import StrataTestSupport
         let short = try dir.strata("info", "secret.store", "--key-file", "short.hex")
         #expect(short.status == 1 && short.stderr.contains("256 bits"), "\(short)")
         #expect(refusals.snapshot(dir.path("secret.store")) == before)
+
+        // Plan and migrate with the key: the plan's calibration and the migration keep every value sealed.
+        let plan = try dir.strata("plan", "secret.store", "--to", "v2.json", "--key-file", "key.hex")
+        #expect(plan.status == 0, "\(plan)")
+        let migrate = try dir.strata("migrate", "secret.store", "--to", "v2.json", "--key-file", "key.hex")
+        #expect(migrate.status == 0, "\(migrate)")
+        let migrated = try dir.strata("export", "secret.store", "--key-file", "key.hex")
+        #expect(migrated.status == 0 && migrated.stdout.contains("First! ✓"), "\(migrated)")
+        let after = try Data(contentsOf: URL(fileURLWithPath: dir.path("secret.store") + "/data.mdb"))
+        #expect(StoreFileBytes.offsets(of: Array("First! ✓".utf8), in: after).isEmpty)
     }
 }
