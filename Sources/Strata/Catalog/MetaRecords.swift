@@ -14,9 +14,10 @@ import Foundation
 /// | `journal` | the migration in progress, if any: its checkpoint, written with every batch |
 /// | `maintenance` | records left in older layouts, indexes being built, the sweep's cursor (``MaintenanceRecord``) |
 /// | `changeHistory` | the change history's state: on or off, the store's identity in tokens, how far it was pruned, its retention (`HistoryState`) |
-/// | `encryption` | only in an encrypted store, in the clear: the cipher, the store's salt and the key check (``EncryptionRecord``) |
+/// | `encryption` | only in an encrypted store, in the clear: the cipher, each key epoch's salt and key check (``EncryptionRecord``) |
+/// | `keyRotation` | while a key rotation runs: the sweep's progress (``KeyRotationRecord``) |
 enum MetaKey: String, CaseIterable {
-    case format, model, identity, catalog, state, counter, history, journal, maintenance, changeHistory, encryption
+    case format, model, identity, catalog, state, counter, history, journal, maintenance, changeHistory, encryption, keyRotation
 }
 
 /// `[u32 LE CRC-32C of (key ‖ payload)] [payload]`.
@@ -34,6 +35,7 @@ enum MetaEnvelope {
     static func unwrap(_ key: MetaKey, _ bytes: UnsafeRawBufferPointer) throws(DecodeFailure) -> UnsafeRawBufferPointer {
         guard bytes.count >= 4 else {
             if SealedValue.isUnopenable(bytes) { throw DecodeFailure("\(key.rawValue): \(SealedValue.unopenableReason)") }
+            if SealedValue.isUnknownKey(bytes) { throw DecodeFailure("\(key.rawValue): \(SealedValue.unknownKeyReason)") }
             throw DecodeFailure("\(key.rawValue): too short")
         }
         let stored = bytes.loadUnaligned(as: UInt32.self).littleEndian

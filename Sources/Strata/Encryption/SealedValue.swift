@@ -4,7 +4,7 @@ import Foundation
 /// The byte form of a value sealed by an encrypted store (see <doc:Encryption>):
 ///
 /// ```
-/// u8      marker 0xE1 (sealed value, format 1)
+/// u8      marker 0xE0 | key epoch (1 to 15): 0xE1 for a store's first key, the next epoch after each rotation
 /// 12      nonce: random, new for every seal
 /// bytes   ciphertext: AES-256-GCM of the value as an unencrypted store would store it (a record keeps
 ///         its format byte, layout ID and CRC-32C inside the seal)
@@ -17,6 +17,14 @@ import Foundation
 /// derived with its own salt) fails to open.
 enum SealedValue {
     static let marker: UInt8 = 0xE1
+    /// The marker of a value sealed under key epoch `epoch` (1 to 15).
+    static func marker(epoch: UInt8) -> UInt8 { 0xE0 | (epoch & 0x0F) }
+    /// The key epoch a stored value was sealed under, or nil when it is not a seal.
+    @inline(__always)
+    static func epoch(of stored: UnsafeRawBufferPointer) -> UInt8? {
+        guard stored.count >= overhead, stored[0] & 0xF0 == 0xE0, stored[0] & 0x0F != 0 else { return nil }
+        return stored[0] & 0x0F
+    }
     static let nonceSize = 12
     static let tagSize = 16
     /// Bytes a seal adds to a value.
@@ -36,17 +44,33 @@ enum SealedValue {
         bytes.count == 1 && bytes.baseAddress == unopenable.baseAddress
     }
 
+    /// What a read returns for a value sealed under a key epoch the handle has no key for (another process
+    /// rotated the store's key since this handle opened it).
+    nonisolated(unsafe) static let unknownKey: UnsafeRawBufferPointer = {
+        let p = UnsafeMutableRawBufferPointer.allocate(byteCount: 1, alignment: 1)
+        p[0] = marker
+        return UnsafeRawBufferPointer(p)
+    }()
+
+    /// Whether `bytes` is ``unknownKey``.
+    static func isUnknownKey(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.count == 1 && bytes.baseAddress == unknownKey.baseAddress
+    }
+
+    /// The reason readers give for a value sealed under a key the handle does not have.
+    static let unknownKeyReason = "the value is sealed under a key this handle was not opened with: the store's key was rotated since; open it again with the new key"
+
     /// The reason readers give for an unopenable value.
     static let unopenableReason = "the sealed value does not open with this store's key: it was changed or truncated, or moved from another object, entity or store"
 
     /// Seals `plaintext` under `key` with `scope` and `lmdbKey` as associated data.
-    static func seal(_ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, scope: [UInt8],
+    static func seal(_ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, epoch: UInt8, scope: [UInt8],
                      lmdbKey: UnsafeRawBufferPointer) throws -> [UInt8] {
         let box = try AES.GCM.seal(plaintext, using: key, nonce: AES.GCM.Nonce(),
                                    authenticating: associatedData(scope: scope, lmdbKey: lmdbKey))
         var out = [UInt8]()
         out.reserveCapacity(plaintext.count + overhead)
-        out.append(marker)
+        out.append(marker(epoch: epoch))
         box.nonce.withUnsafeBytes { out.append(contentsOf: $0) }
         out.append(contentsOf: box.ciphertext)
         out.append(contentsOf: box.tag)
@@ -57,7 +81,7 @@ enum SealedValue {
     /// bytes are not a seal, were changed, or were sealed under another key, scope, LMDB key or store.
     static func open(_ sealed: UnsafeRawBufferPointer, key: SymmetricKey, scope: [UInt8], lmdbKey: UnsafeRawBufferPointer,
                      into destination: UnsafeMutableRawBufferPointer) throws(DecodeFailure) {
-        guard sealed.count >= overhead, sealed[0] == marker else {
+        guard epoch(of: sealed) != nil else {
             throw DecodeFailure("a sealed value of \(sealed.count) bytes is not a seal")
         }
         let count = sealed.count - overhead

@@ -11,6 +11,8 @@ import Foundation
 final class StoreCipher: @unchecked Sendable {
     let salt: [UInt8]
     let checkValue: [UInt8]
+    /// The key epoch this cipher seals under (1 for a store's first key; the next after each rotation).
+    let epoch: UInt8
     private let recordKey: SymmetricKey
     private let metadataKey: SymmetricKey
     private let indexHashKey: SymmetricKey
@@ -19,8 +21,9 @@ final class StoreCipher: @unchecked Sendable {
     static let checkInput = Array("Strata encryption key check".utf8)
 
     /// The cipher of the store salted with `salt`, under `key` (which must be 256 bits).
-    init(key: SymmetricKey, salt: [UInt8]) {
+    init(key: SymmetricKey, salt: [UInt8], epoch: UInt8 = 1) {
         self.salt = salt
+        self.epoch = epoch
         func derive(_ purpose: String) -> SymmetricKey {
             HKDF<SHA256>.deriveKey(inputKeyMaterial: key, salt: salt, info: Array("strata \(purpose) v1".utf8), outputByteCount: 32)
         }
@@ -52,7 +55,7 @@ final class StoreCipher: @unchecked Sendable {
 
     /// Seals a value stored under `lmdbKey` in a database of `scope`.
     func seal(_ value: UnsafeRawBufferPointer, scope: SealScope, lmdbKey: UnsafeRawBufferPointer) throws -> [UInt8] {
-        try SealedValue.seal(value, key: key(scope.subkey), scope: scope.label, lmdbKey: lmdbKey)
+        try SealedValue.seal(value, key: key(scope.subkey), epoch: epoch, scope: scope.label, lmdbKey: lmdbKey)
     }
 
     /// Opens a sealed value into `destination` (``SealedValue/open(_:key:scope:lmdbKey:into:)``).

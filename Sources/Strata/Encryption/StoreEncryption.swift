@@ -20,10 +20,14 @@ public struct StoreEncryption: @unchecked Sendable {
     /// The app's key: 256 bits. Another size is refused at open with
     /// ``StoreError/Code-swift.struct/invalidEncryptionKey``.
     public var key: SymmetricKey
+    /// The store's earlier keys, needed while a key rotation (``Store/rotateEncryptionKey(to:)``) has values
+    /// left under them — until ``Store/maintenanceStatus()`` says the rotation is done. Empty by default.
+    public var previousKeys: [SymmetricKey]
 
-    /// Encryption with `key`, a 256-bit key the app keeps.
-    public init(key: SymmetricKey) {
+    /// Encryption with `key`, a 256-bit key the app keeps, and while a rotation from them runs, the earlier keys.
+    public init(key: SymmetricKey, previousKeys: [SymmetricKey] = []) {
         self.key = key
+        self.previousKeys = previousKeys
     }
 
     /// The key's size Strata accepts, in bits.

@@ -462,8 +462,11 @@ public final class WriteContext: ReadContext {
 
     func removeIndexEntry(_ index: IndexBinding, _ value: Value, id: UInt64) throws {
         if value.isNull { return }
-        try txn.indexKey(value).withUnsafeBytes { k in
-            try ObjectKey.with(id) { v in _ = try txn.delete(index.dbi, key: k, value: v) }
+        // While a key rotation runs, the entry is under either key's hash.
+        for key in txn.indexKeys(value) {
+            try key.withUnsafeBytes { k in
+                try ObjectKey.with(id) { v in _ = try txn.delete(index.dbi, key: k, value: v) }
+            }
         }
     }
 }

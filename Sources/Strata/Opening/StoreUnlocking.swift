@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// Checks the key an open was given against the store's encryption record (<doc:Encryption>) and, when it is the
@@ -22,26 +23,48 @@ enum StoreUnlocking {
         case (.some, nil):
             throw StoreError.encryptionKeyRequired(path: path)
         case (let record?, let encryption?):
-            let cipher = try cipher(for: encryption, salt: record.salt)
-            guard cipher.matches(check: record.check) else { throw StoreError.wrongEncryptionKey(path: path) }
-            // Another handle of this process may have installed the same key's cipher first: either serves.
-            environment.install(cipher)
+            let keyring = try keyring(for: encryption, record: record, path: path)
+            environment.install(keyring, replacing: environment.keyring.map { !$0.covers(record) } ?? false)
         }
     }
 
-    /// The cipher of a store salted with `salt` under the app's key, refusing a key that is not 256 bits.
-    static func cipher(for encryption: StoreEncryption, salt: [UInt8]) throws -> StoreCipher {
-        guard encryption.key.bitCount == StoreEncryption.keySizeInBits else {
-            throw StoreError.invalidEncryptionKey(bits: encryption.key.bitCount)
+    /// The keyring of a store whose encryption record is `record`: the current epoch's cipher under
+    /// `encryption.key`, and while a rotation runs, each retiring epoch's under one of `encryption.previousKeys`.
+    static func keyring(for encryption: StoreEncryption, record: EncryptionRecord, path: String) throws -> StoreKeyring {
+        for key in [encryption.key] + encryption.previousKeys where key.bitCount != StoreEncryption.keySizeInBits {
+            throw StoreError.invalidEncryptionKey(bits: key.bitCount)
         }
-        return StoreCipher(key: encryption.key, salt: salt)
+        func cipher(_ epoch: EncryptionRecord.Epoch, from keys: [SymmetricKey]) -> StoreCipher? {
+            keys.lazy.map { StoreCipher(key: $0, salt: epoch.salt, epoch: epoch.epoch) }.first { $0.matches(check: epoch.check) }
+        }
+        guard let current = cipher(record.current, from: [encryption.key]) else {
+            // The old key given as the key while a rotation runs: the new one is needed too.
+            if record.epochs.count > 1, record.epochs.dropFirst().contains(where: { cipher($0, from: [encryption.key]) != nil }) {
+                throw StoreError.encryptionKeyRequiredDuringRotation(path: path)
+            }
+            throw StoreError.wrongEncryptionKey(path: path)
+        }
+        var retiring: [StoreCipher] = []
+        for epoch in record.epochs.dropFirst() {
+            guard let old = cipher(epoch, from: encryption.previousKeys) else {
+                throw StoreError.encryptionKeyRequiredDuringRotation(path: path)
+            }
+            retiring.append(old)
+        }
+        return StoreKeyring(current: current, retiring: retiring)
+    }
+
+    /// A new cipher under `key` (which must be 256 bits) with a new random salt, for key epoch `epoch`.
+    static func newCipher(key: SymmetricKey, epoch: UInt8) throws -> StoreCipher {
+        guard key.bitCount == StoreEncryption.keySizeInBits else { throw StoreError.invalidEncryptionKey(bits: key.bitCount) }
+        return StoreCipher(key: key, salt: StoreCipher.makeSalt(), epoch: epoch)
     }
 
     /// The encryption record of a new store encrypted under `encryption`, with a new random salt, after installing
-    /// its cipher in `environment` (the new store's, before its first write).
+    /// its keyring in `environment` (the new store's, before its first write).
     static func encryptNewStore(_ environment: Environment, with encryption: StoreEncryption) throws -> EncryptionRecord {
-        let cipher = try cipher(for: encryption, salt: StoreCipher.makeSalt())
-        environment.install(cipher)
-        return EncryptionRecord(salt: cipher.salt, check: cipher.checkValue)
+        let cipher = try newCipher(key: encryption.key, epoch: 1)
+        environment.install(StoreKeyring(current: cipher))
+        return EncryptionRecord(epochs: [.init(epoch: 1, salt: cipher.salt, check: cipher.checkValue)])
     }
 }

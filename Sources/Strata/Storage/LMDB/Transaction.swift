@@ -33,9 +33,10 @@ final class Transaction {
     private var lastSharedDBI: MDB_dbi = 0
     private var lastSharedCursor: Cursor?
 
-    /// An encrypted store's cipher (nil for an unencrypted store): values of sealed databases are sealed as they
-    /// are put and opened as they are read, so every layer above reads and writes plain values.
-    let cipher: StoreCipher?
+    /// An encrypted store's keyring (nil for an unencrypted store): values of sealed databases are sealed as they
+    /// are put (under the current key) and opened as they are read (under the key their marker names), so every
+    /// layer above reads and writes plain values. Only the transaction that begins a key rotation changes it.
+    var keyring: StoreKeyring?
     /// Each database's ``SealScope`` as this transaction found it (by handle), when the store is encrypted.
     private var sealScopes: [MDB_dbi: SealScope?] = [:]
     /// Plain values opened from seals in this transaction: they live, as values in the map do, until it ends.
@@ -45,7 +46,7 @@ final class Transaction {
         self.pointer = pointer
         self.isWrite = isWrite
         self.environment = environment
-        self.cipher = environment.cipher
+        self.keyring = environment.keyring
     }
 
     deinit { freeOpenedValues() }
@@ -62,10 +63,12 @@ final class Transaction {
 
     /// The plain value of `stored`, read under `key` from `dbi` of an encrypted store: `stored` itself when the
     /// database keeps it in the clear, else the opened seal — or ``SealedValue/unopenable`` when the seal does not
-    /// open (the reader of the value reports it as damaged, naming what it is).
-    func opened(_ stored: UnsafeRawBufferPointer, dbi: MDB_dbi, key: UnsafeRawBufferPointer, cipher: StoreCipher) -> UnsafeRawBufferPointer {
+    /// open (the reader of the value reports it as damaged, naming what it is), ``SealedValue/unknownKey`` when it
+    /// is sealed under a key epoch this handle has no key for.
+    func opened(_ stored: UnsafeRawBufferPointer, dbi: MDB_dbi, key: UnsafeRawBufferPointer, keyring: StoreKeyring) -> UnsafeRawBufferPointer {
         guard let scope = sealScope(dbi), scope.seals(key: key) else { return stored }
-        guard stored.count >= SealedValue.overhead else { return SealedValue.unopenable }
+        guard let epoch = SealedValue.epoch(of: stored) else { return SealedValue.unopenable }
+        guard let cipher = keyring.cipher(epoch: epoch) else { return SealedValue.unknownKey }
         let plain = openedValues.allocate(stored.count - SealedValue.overhead)
         do {
             try cipher.open(stored, scope: scope, lmdbKey: key, into: plain)
@@ -76,10 +79,10 @@ final class Transaction {
     }
 
     /// The bytes to store for `value` under `key` in `dbi` of an encrypted store (nil: store `value` as it is).
-    func sealed(_ value: UnsafeRawBufferPointer, dbi: MDB_dbi, key: UnsafeRawBufferPointer, cipher: StoreCipher) throws -> [UInt8]? {
+    func sealed(_ value: UnsafeRawBufferPointer, dbi: MDB_dbi, key: UnsafeRawBufferPointer, keyring: StoreKeyring) throws -> [UInt8]? {
         guard let scope = sealScope(dbi), scope.seals(key: key) else { return nil }
         do {
-            return try cipher.seal(value, scope: scope, lmdbKey: key)
+            return try keyring.current.seal(value, scope: scope, lmdbKey: key)
         } catch {
             throw StoreError.internalInconsistency("sealing a value failed: \(error)")
         }
@@ -90,15 +93,24 @@ final class Transaction {
     }
 
     /// The index key of `value` in this store: its order-preserving encoding (``IndexKey``), or, in an encrypted
-    /// store, a keyed hash of it.
+    /// store, a keyed hash of it under the current key.
     @inline(__always)
     func indexKey(_ value: Value) -> [UInt8] {
-        if let cipher { return cipher.indexKey(IndexKey.plainEncoding(value)) }
+        if let keyring { return keyring.current.indexKey(IndexKey.plainEncoding(value)) }
         return IndexKey.encode(value)
     }
 
+    /// Every key an index entry of `value` may be stored under: during a key rotation, the hashes under the
+    /// retiring keys too (the current key's first).
+    func indexKeys(_ value: Value) -> [[UInt8]] {
+        if let keyring, keyring.isRotating { return keyring.indexKeys(IndexKey.plainEncoding(value)) }
+        return [indexKey(value)]
+    }
+
     /// Whether index keys are keyed hashes (an encrypted store): they answer equality only, never ranges.
-    var hasHashedIndexKeys: Bool { cipher != nil }
+    var hasHashedIndexKeys: Bool { keyring != nil }
+    /// Whether a key rotation is under way: index entries may be under either key, so queries scan.
+    var isRotatingKeys: Bool { keyring?.isRotating ?? false }
 
     // MARK: Errors
 
@@ -133,7 +145,7 @@ final class Transaction {
         if rc == MDB_NOTFOUND { return nil }
         try check(rc, "mdb_get")
         let stored = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
-        if let cipher { return opened(stored, dbi: dbi, key: key, cipher: cipher) }
+        if let keyring { return opened(stored, dbi: dbi, key: key, keyring: keyring) }
         return stored
     }
 
@@ -141,7 +153,7 @@ final class Transaction {
     /// exists and `flags` holds `MDB_NOOVERWRITE` or `MDB_NODUPDATA`.
     @discardableResult
     func put(_ dbi: MDB_dbi, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws -> Bool {
-        if let cipher, let sealed = try sealed(value, dbi: dbi, key: key, cipher: cipher) {
+        if let keyring, let sealed = try sealed(value, dbi: dbi, key: key, keyring: keyring) {
             return try sealed.withUnsafeBytes { try putStored(dbi, key: key, value: $0, flags: flags) }
         }
         return try putStored(dbi, key: key, value: value, flags: flags)
