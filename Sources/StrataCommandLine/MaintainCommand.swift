@@ -44,6 +44,9 @@ struct MaintainCommand: ParsableCommand {
             throw CLIFailure(ErrorText.describe(error, store: store))
         }
         display.finish()
+        if total.resealed > 0 {
+            Console.out("Re-sealed \(Format.plural(total.resealed, "value")) under the store's new key: the key rotation is done, and only the new key opens the store now.")
+        }
         Console.out("Rewrote \(Format.plural(total.rewritten, "record")) into their current layouts, added \(Format.plural(total.indexed, "index entry", "index entries")) "
                     + "and deleted \(Format.plural(total.deleted, "retired entry", "retired entries")) in \(Format.duration(now() - start)).")
     }

@@ -61,6 +61,9 @@ struct PlanCommand: ParsableCommand {
             Console.out("")
             Console.out("An interrupted migration \(m.sourceVersion) → \(m.destinationVersion) is unfinished (task \(m.taskIndex + 1)/\(m.taskCount), \(Format.count(m.completed)) records done); `strata migrate` \(m.destinationVersion == schema.versionIdentifier ? "resumes it" : "to another model rolls it back first").")
         }
+        if explanation.isUpToDate, let rotation = explanation.keyRotationText, !json {
+            Console.out(rotation + " `strata maintain STORE --key-file NEW --previous-key-file OLD` finishes it now.")
+        }
         let blocked = explanation.steps.filter { !$0.diagnostics.isEmpty }
         if !blocked.isEmpty {
             throw CLIFailure("the migration cannot be inferred (\(Format.plural(blocked.flatMap(\.diagnostics).count, "problem")) listed above); change \(model), or migrate in an app with a custom stage")

@@ -1,4 +1,6 @@
+import Crypto
 import Foundation
+import Strata
 import Testing
 import StrataTestSupport
 
@@ -46,5 +48,36 @@ import StrataTestSupport
         #expect(migrated.status == 0 && migrated.stdout.contains("First! ✓"), "\(migrated)")
         let after = try Data(contentsOf: URL(fileURLWithPath: dir.path("secret.store") + "/data.mdb"))
         #expect(StoreFileBytes.offsets(of: Array("First! ✓".utf8), in: after).isEmpty)
+    }
+
+    @Test func rotateKeyReSealsTheStoreAndPlanAndMaintainShowAndFinishARotation() throws {
+        let refusals = RefusalTests()
+        let dir = try refusals.prepare()
+        try dir.write("key.hex", String(repeating: "5a", count: 32))
+        try dir.write("new.hex", String(repeating: "3c", count: 32))
+        try dir.write("third.hex", String(repeating: "c3", count: 32))
+        #expect(try dir.strata("create", "secret.store", "--schema", "v1.json", "--key-file", "key.hex").status == 0)
+        #expect(try dir.strata("import", "secret.store", "objects.jsonl", "--key-file", "key.hex").status == 0)
+
+        let rotate = try dir.strata("rotate-key", "secret.store", "--key-file", "key.hex", "--new-key-file", "new.hex")
+        #expect(rotate.status == 0 && rotate.stdout.contains("Rotated the key"), "\(rotate)")
+        let old = try dir.strata("info", "secret.store", "--key-file", "key.hex")
+        #expect(old.status == 1 && old.stderr.contains("encrypted with another key"), "\(old)")
+        let export = try dir.strata("export", "secret.store", "--key-file", "new.hex")
+        #expect(export.status == 0 && export.stdout.contains("First! ✓"))
+
+        // A rotation begun (by an app) and not swept yet: plan says so, maintain finishes it.
+        var configuration = StoreConfiguration()
+        configuration.encryption = StoreEncryption(key: SymmetricKey(data: [UInt8](repeating: 0x3c, count: 32)))
+        try Store.rotateEncryptionKey(at: URL(fileURLWithPath: dir.path("secret.store")), to: SymmetricKey(data: [UInt8](repeating: 0xc3, count: 32)),
+                                      configuration: configuration)
+        let oneKey = try dir.strata("info", "secret.store", "--key-file", "third.hex")
+        #expect(oneKey.status == 1 && oneKey.stderr.contains("being rotated"), "\(oneKey)")
+        let plan = try dir.strata("plan", "secret.store", "--to", "v1.json", "--key-file", "third.hex", "--previous-key-file", "new.hex")
+        #expect(plan.status == 0 && plan.stdout.contains("A key rotation is under way"), "\(plan)")
+        let maintain = try dir.strata("maintain", "secret.store", "--key-file", "third.hex", "--previous-key-file", "new.hex")
+        #expect(maintain.status == 0 && maintain.stdout.contains("Re-sealed"), "\(maintain)")
+        #expect(try dir.strata("verify", "secret.store", "--key-file", "third.hex").status == 0)
+        #expect(try dir.strata("info", "secret.store", "--key-file", "new.hex").status == 1)
     }
 }
