@@ -158,4 +158,51 @@ import Testing
         store.close()
         #expect(refusal(dir.store, StoreEncryption(key: old)) == .wrongEncryptionKey)
     }
+
+    @Test func aRotationUnderConcurrentWritesLosesNone() throws {
+        let dir = try TemporaryDirectory("rotate-concurrent")
+        let old = SymmetricKey(size: .bits256)
+        let new = SymmetricKey(size: .bits256)
+        var ids: [ObjectID] = []
+        do {
+            let store = try Store.open(at: dir.store, schema: try EncryptionTests.schema(), configuration: EncryptionTests.configuration(old))
+            ids = try EncryptionTests.fill(store, count: 2_000)
+            store.close()
+        }
+        try Store.rotateEncryptionKey(at: dir.store, to: new, configuration: EncryptionTests.configuration(old))
+        let store = try open(dir.store, StoreEncryption(key: new, previousKeys: [old]))
+        // The sweep in small batches on one thread, the app's updates and inserts on another.
+        let targets = ids
+        let writer = Thread {
+            for i in 0..<400 {
+                _ = try? store.write { ctx in
+                    guard var note = try ctx.object(targets[i * 5], of: "SecretNote") else { return }
+                    note["confidentialText"] = .string("Zqrewritten\(i)")
+                    try ctx.update(note)
+                    _ = try ctx.insert("SecretNote", ["confidentialText": .string("Zqadded\(i)"), "code": "c",
+                                                      "serial": .string("Zqaddedserial\(i)"), "n": .int64(Int64(10_000 + i))])
+                }
+            }
+        }
+        writer.start()
+        var batches = 0
+        while try store.maintenanceStatus().valuesUnderPreviousKey != nil {
+            _ = try MaintenanceBatch.run(model: store.model, environment: store.environment, limit: 50, seconds: 1)
+            batches += 1
+        }
+        while writer.isExecuting || !writer.isFinished { usleep(1_000) }
+        #expect(batches > 10)
+        store.close()
+        let reopened = try open(dir.store, StoreEncryption(key: new))
+        defer { reopened.close() }
+        try reopened.read { (ctx) throws in
+            #expect(try ctx.count("SecretNote") == 2_400)
+            for i in 0..<400 {
+                #expect(try ctx.object(ids[i * 5], of: "SecretNote")?["confidentialText"] == .string("Zqrewritten\(i)"))
+                #expect(try ctx.objects("SecretNote").where("serial", equals: .string("Zqaddedserial\(i)")).first()?["confidentialText"] == .string("Zqadded\(i)"))
+            }
+            #expect(try ctx.object(ids[1], of: "SecretNote")?["confidentialText"] == .string(EncryptionTests.secret(1)))
+        }
+        #expect(try reopened.verify().problems.isEmpty)
+    }
 }
