@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         // GRDB, the Swift peer (it links the system SQLite, like StrataBenchSQLite).
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        // `SymmetricKey` for the encrypted rows' fixed keys: the package and version the library uses.
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     ],
     targets: [
         // The same system LMDB the store uses (Debian: liblmdb-dev), under a project-prefixed module name
@@ -42,6 +44,7 @@ let package = Package(
         .target(name: "BenchSQLite", dependencies: ["BenchCore", "StrataBenchSQLite"]),
         .target(name: "BenchStrata", dependencies: [
             "BenchCore", .product(name: "Strata", package: library), .product(name: "StrataModels", package: library),
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .target(name: "BenchGRDB", dependencies: ["BenchCore", .product(name: "GRDB", package: "GRDB.swift")]),
         .executableTarget(

@@ -39,6 +39,9 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
     case observeInsert = "observe-insert"
     /// Strata: anonymous memory over up to a million single-update commits on an observed store.
     case observeMemory = "observe-memory"
+    /// `strata-encrypted`: an encrypted store's key rotated (`Store.rotateEncryptionKey`) and the sweep that re-seals
+    /// every value under the new key run to completion (`performMaintenance`).
+    case keyRotation = "key-rotation"
 
     /// Whether the scenario reads a store that an earlier step built and leaves it unchanged.
     public var readsBaseStore: Bool { self == .open || self == .scan || self == .get }
@@ -52,7 +55,7 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
     /// Whether the scenario measures observation (Strata's only).
     public var isObservation: Bool { self == .observeLatency || self == .observeInsert || self == .observeMemory }
     /// Whether each run gets a store of its own, prepared for it.
-    public var hasOwnStore: Bool { isMigration || isTool || isObservation }
+    public var hasOwnStore: Bool { isMigration || isTool || isObservation || self == .keyRotation }
     /// Whether a child prepares the scenario's own store before each measurement (`observe-insert` builds its
     /// stores while it measures, as `insert` does).
     public var preparesOwnStore: Bool { hasOwnStore && self != .observeInsert }
@@ -79,6 +82,9 @@ public enum System: String, CaseIterable, Codable, Sendable {
     /// Scans through `ModelQuery.forEachRecord(_:)`: macro models' borrowed records (fields decoded on access,
     /// texts read in place); the scan's child also times the `sum`/`max`/`average` aggregates.
     case strataRecords = "strata-records"
+    /// The macro models' typed API (as `strata-typed`) on an encrypted store (`StoreConfiguration.encryption`, a
+    /// fixed test key): AES-GCM on every value, keyed hashes for index keys. Runs `key-rotation` alone.
+    case strataEncrypted = "strata-encrypted"
     case lmdb
     case sqlite
     /// GRDB 7 as an app uses it: `Codable` records, a `DatabaseQueue`, a `DatabaseMigrator`.
@@ -89,6 +95,8 @@ public enum System: String, CaseIterable, Codable, Sendable {
     public func runs(_ scenario: Scenario) -> Bool {
         switch self {
         case _ where scenario.isObservation: self == .strata
+        case _ where scenario == .keyRotation: self == .strataEncrypted
+        case .strataEncrypted: [.insert, .open, .scan, .get].contains(scenario)
         case .strataTyped: [.insert, .scan, .get, .scanOldLayout, .customSplit].contains(scenario)
         case .strataCodable: [.insert, .scan, .get].contains(scenario)
         case .strataViews: scenario == .scan || scenario == .scanOldLayout
@@ -99,7 +107,9 @@ public enum System: String, CaseIterable, Codable, Sendable {
         }
     }
 
-    public var isStrata: Bool { self == .strata || self == .strataTyped || self == .strataCodable || self == .strataViews || self == .strataRecords }
+    public var isStrata: Bool {
+        self == .strata || self == .strataTyped || self == .strataCodable || self == .strataViews || self == .strataRecords || self == .strataEncrypted
+    }
 }
 
 /// What one child process is asked to do.

@@ -22,6 +22,8 @@ public enum RawLMDB {
             throw BenchFailure("\(task.scenario.rawValue) measures the strata tool only")
         case (_, .observeLatency), (_, .observeInsert), (_, .observeMemory), (.observedWriter, _):
             throw BenchFailure("\(task.scenario.rawValue) measures Strata's observation only")
+        case (_, .keyRotation):
+            throw BenchFailure("key-rotation measures Strata's encrypted stores only")
         case (.prepare, .insert):
             return nil
         case (.prepare, _):

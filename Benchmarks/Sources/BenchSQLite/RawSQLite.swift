@@ -16,6 +16,8 @@ public enum RawSQLite {
             throw BenchFailure("\(task.scenario.rawValue) measures the strata tool only")
         case (_, .observeLatency), (_, .observeInsert), (_, .observeMemory), (.observedWriter, _):
             throw BenchFailure("\(task.scenario.rawValue) measures Strata's observation only")
+        case (_, .keyRotation):
+            throw BenchFailure("key-rotation measures Strata's encrypted stores only")
         case (.prepare, .insert):
             try FileManager.default.createDirectory(atPath: task.path, withIntermediateDirectories: true)
             return nil

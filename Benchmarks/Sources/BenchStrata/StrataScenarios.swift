@@ -104,7 +104,8 @@ public struct Post: Persistable, Equatable {
 }
 
 /// Strata's side of every scenario, through the dynamic API (`strata`), the macro models' typed API
-/// (`strata-typed`), the `Codable` typed API (`strata-codable`) or record views (`strata-views`).
+/// (`strata-typed`), the `Codable` typed API (`strata-codable`), record views (`strata-views`), or the typed API on
+/// an encrypted store (`strata-encrypted`, EncryptionScenarios.swift).
 public enum StrataScenarios {
     public static func run(_ task: ChildTask) throws -> ChildReport? {
         let url = URL(fileURLWithPath: task.path)
@@ -147,6 +148,7 @@ public enum StrataScenarios {
         case (.measure, .scanOldLayout): return try ZeroDowntimeScenarios.measureScanOldLayout(task, url: url)
         case (.measure, .writesDuringSweep): return try ZeroDowntimeScenarios.measureWritesDuringSweep(task, url: url)
         case (.measure, .codableReshape): return try ReshapeScenario.measure(task, url: url)
+        case (.measure, .keyRotation): return try EncryptionScenarios.measureKeyRotation(task, url: url)
         }
     }
 
@@ -161,13 +163,13 @@ public enum StrataScenarios {
         let schema = try PostModel.v1()
         var clock = Stopwatch()
         clock.start()
-        let store = try Store.open(at: url, schema: schema)
+        let store = try Store.open(at: url, schema: schema, configuration: EncryptionScenarios.configuration(for: system))
         clock.stop()
         for range in data.batches(of: task.batchSize) {
             let records = data.batch(range)
             clock.start()
             switch system {
-            case .strataTyped:
+            case .strataTyped, .strataEncrypted:
                 try store.write { ctx in
                     for r in records { try ctx.insert(MacroPosts.V1.Post(r)) }
                 }
@@ -196,13 +198,14 @@ public enum StrataScenarios {
 
     static func measureOpen(_ task: ChildTask, url: URL) throws -> ChildReport {
         let schema = try PostModel.v1()
+        let configuration = EncryptionScenarios.configuration(for: task.system)
         var first = 0.0
         return try measured(path: task.path) {
             let start = Clock.now()
             for cycle in 0..<task.openCycles {
                 let t0 = Clock.now()
                 // Opening compares the store's version hashes with the model's; it throws when they differ.
-                let store = try Store.open(at: url, schema: schema)
+                let store = try Store.open(at: url, schema: schema, configuration: configuration)
                 guard store.schema.versionIdentifier == "v1" else { throw BenchFailure("wrong version") }
                 store.close()
                 if cycle == 0 { first = Clock.now() - t0 }
@@ -272,8 +275,8 @@ public enum StrataScenarios {
         var n = 0
         var report = try measured(path: task.path) {
             let start = Clock.now()
-            let store = try Store.open(at: url, schema: schema)
-            if task.system == .strataTyped {
+            let store = try Store.open(at: url, schema: schema, configuration: EncryptionScenarios.configuration(for: task.system))
+            if task.system == .strataTyped || task.system == .strataEncrypted {
                 try store.read { ctx in
                     try ctx.objects(MacroPosts.V1.Post.self).forEach { p in
                         fold(p, into: &f)
@@ -345,10 +348,10 @@ public enum StrataScenarios {
         var f = Fold()
         var report = try measured(path: task.path) {
             let start = Clock.now()
-            let store = try Store.open(at: url, schema: schema)
+            let store = try Store.open(at: url, schema: schema, configuration: EncryptionScenarios.configuration(for: task.system))
             try store.read { ctx in
                 try task.dataSet.randomIDs(task.gets) { id in
-                    if task.system == .strataTyped {
+                    if task.system == .strataTyped || task.system == .strataEncrypted {
                         guard let p = try ctx.fetch(MacroPosts.V1.Post.self, id: ObjectID(rawValue: id)) else { throw BenchFailure("no post \(id)") }
                         fold(p, into: &f)
                     } else if task.system == .strataCodable {
@@ -437,7 +440,7 @@ public enum StrataScenarios {
     // MARK: Checks (after the timing)
 
     static func verifyPosts(_ task: ChildTask, url: URL, schema: Schema) throws {
-        let store = try Store.open(at: url, schema: schema)
+        let store = try Store.open(at: url, schema: schema, configuration: EncryptionScenarios.configuration(for: task.system))
         defer { store.close() }
         try store.read { ctx in
             let n = try ctx.count("Post")

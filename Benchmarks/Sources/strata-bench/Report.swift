@@ -90,6 +90,36 @@ enum Report {
         } else {
             goals.append(Goal(goal: "open within 2× of lmdb", measured: "not measured", met: nil))
         }
+        // Issue 26: what encryption costs the typed API, and a key rotation beside the rewrite path.
+        for (scenario, bound) in [(Scenario.get, 0.9), (.scan, 0.9), (.insert, 0.85)] {
+            let name = "strata-encrypted ÷ strata-typed ≥ \(bound) on \(scenario.rawValue)"
+            if let e = row(rows, scenario, .strataEncrypted), let t = row(rows, scenario, .strataTyped) {
+                let x = e.recordsPerSecond / t.recordsPerSecond
+                goals.append(Goal(goal: name, measured: String(format: "%.2f", x), met: x >= bound))
+            } else {
+                goals.append(Goal(goal: name, measured: "not measured", met: nil))
+            }
+        }
+        // Opening does not depend on the API: the encrypted open beside `strata`'s (strata-typed has no open row).
+        if let e = row(rows, .open, .strataEncrypted), let s = row(rows, .open, .strata) {
+            let x = e.seconds / s.seconds
+            goals.append(Goal(goal: "strata-encrypted open ≤ 2× strata's", measured: String(format: "%.2f× (%@ vs %@)", x,
+                                                                                              format(seconds: e.seconds), format(seconds: s.seconds)),
+                              met: x <= 2))
+            if let ef = e.extra["first_open_seconds"], let sf = s.extra["first_open_seconds"] {
+                goals.append(Goal(goal: "strata-encrypted first open ≤ 2× strata's", measured: String(format: "%.2f× (%@ vs %@)", ef / sf,
+                                                                                                        format(seconds: ef), format(seconds: sf)),
+                                  met: ef / sf <= 2))
+            }
+        } else {
+            goals.append(Goal(goal: "strata-encrypted open ≤ 2× strata's", measured: "not measured", met: nil))
+        }
+        if let k = row(rows, .keyRotation, .strataEncrypted), let f = row(rows, .forcedRewrite, .strata) {
+            let x = k.recordsPerSecond / f.recordsPerSecond
+            goals.append(Goal(goal: "key-rotation throughput ≥ 0.5× strata's forced-rewrite", measured: String(format: "%.2f×", x), met: x >= 0.5))
+        } else {
+            goals.append(Goal(goal: "key-rotation throughput ≥ 0.5× strata's forced-rewrite", measured: "not measured", met: nil))
+        }
         // Issue 13: a widening is metadata only; the sweep, old-layout scans and app writes beside the sweep.
         if let w = row(rows, .lightweightRewrite, .strata) {
             goals.append(Goal(goal: "lightweight-rewrite (a widening) opens in ≤ 10 ms", measured: format(seconds: w.seconds), met: w.seconds <= 0.010))

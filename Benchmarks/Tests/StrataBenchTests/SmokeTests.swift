@@ -62,6 +62,7 @@ import Testing
         for s in ["insert", "scan", "get"] { expected.insert("\(s)/strata-typed"); expected.insert("\(s)/strata-codable") }
         expected.insert("custom-split/strata-typed")
         expected.insert("scan/strata-views")
+        expected.insert("scan/strata-records")
         // Issue 13's rows: the sweep beside raw LMDB's rewrite; old-layout scans and writes during the sweep, Strata's only.
         for key in ["sweep/strata", "sweep/lmdb", "scan-old-layout/strata", "scan-old-layout/strata-typed", "scan-old-layout/strata-views",
                     "writes-during-sweep/strata", "codable-reshape/strata"] { expected.insert(key) }
@@ -70,6 +71,8 @@ import Testing
         expected.insert("cli-export/strata")
         // Issue 14's rows: observation, Strata's only.
         for key in ["observe-latency/strata", "observe-insert/strata", "observe-memory/strata"] { expected.insert(key) }
+        // Issue 26's rows: the typed API on an encrypted store, and its key rotation (that system's only).
+        for key in ["insert", "open", "scan", "get", "key-rotation"] { expected.insert("\(key)/strata-encrypted") }
         var seen: Set<String> = []
         for r in results {
             let scenario = try #require(r["scenario"] as? String)
@@ -125,6 +128,9 @@ import Testing
                 #expect(((extra["tool_peak_rss_bytes"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): tool_peak_rss_bytes")
             } else if scenario == "sweep" && system == "strata" {
                 #expect(((r["ratio_to_lmdb"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_lmdb")
+            } else if scenario == "key-rotation" {
+                #expect(((extra["resealed"] as? NSNumber)?.doubleValue ?? 0) >= 2000, "\(key): resealed")
+                #expect(((extra["begin_seconds"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): begin_seconds")
             } else if system.hasPrefix("strata") && !["scan-old-layout", "writes-during-sweep", "codable-reshape"].contains(scenario) && !scenario.hasPrefix("observe-") {
                 #expect(((r["ratio_to_lmdb"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_lmdb")
                 #expect(((r["ratio_to_sqlite"] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key): ratio_to_sqlite")
@@ -148,7 +154,10 @@ import Testing
                      "codable-reshape (a Codable value's keys changed) opens in ≤ 10 ms",
                      "a commit by another process reaches its observer within 50 ms (p99)",
                      "insert with 100 observers of another entity ≥ 0.95× with none",
-                     "anonymous memory flat over the second half of the observed commits (≤ +10 %)"] {
+                     "anonymous memory flat over the second half of the observed commits (≤ +10 %)",
+                     "strata-encrypted ÷ strata-typed ≥ 0.9 on get", "strata-encrypted ÷ strata-typed ≥ 0.9 on scan",
+                     "strata-encrypted ÷ strata-typed ≥ 0.85 on insert", "strata-encrypted open ≤ 2× strata's",
+                     "strata-encrypted first open ≤ 2× strata's", "key-rotation throughput ≥ 0.5× strata's forced-rewrite"] {
             #expect(goalNames.contains(name), "goal \(name) missing: \(goalNames)")
         }
     }
