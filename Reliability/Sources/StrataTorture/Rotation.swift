@@ -48,9 +48,17 @@ enum Rotation {
             return c
         }
         emit("START")
-        // `COMMIT n` after every commit of this process: the parent counts them to kill after each one.
+        // `COMMIT n` after every commit of this process: the parent counts them to kill after each one. With `--ack`
+        // (power loss), `ACK n t=<LMDB transaction>` too, the state a crash image must be at (an encrypted store's
+        // metadata is sealed: its last transaction, read from the meta pages, is the state a keyless probe sees).
+        let url = o.url, ack = o.flags.contains("ack")
+        if ack { emit("ACK 0 t=\(lastTransactionID(url).map(String.init) ?? "-")") }
         FaultInjection.tracePoints { name in
-            if name == "txn.afterCommit" { emit("COMMIT \(acknowledgements.withLock { n -> Int in n += 1; return n })") }
+            if name == "txn.afterCommit" {
+                let n = acknowledgements.withLock { n -> Int in n += 1; return n }
+                emit("COMMIT \(n)")
+                if ack { emit("ACK \(n) t=\(lastTransactionID(url).map(String.init) ?? "-")") }
+            }
         }
         do {
             try Store.rotateEncryptionKey(at: o.url, to: RotationKeys.new, configuration: configuration("old"))
@@ -161,5 +169,64 @@ enum Rotation {
         emit("OLDKEY \(oldKey)")
         emit("RESULT \(json(result))")
         return result.isClean && oldKey == "wrongEncryptionKey" ? 0 : 4
+    }
+
+    /// The last committed LMDB transaction of the store at `url`, read from its two meta pages (the higher of their
+    /// transaction IDs, as LMDB picks): nothing of the store is decrypted, opened or locked.
+    static func lastTransactionID(_ url: URL) -> UInt64? {
+        guard let handle = FileHandle(forReadingAtPath: url.appendingPathComponent("data.mdb").path) else { return nil }
+        defer { try? handle.close() }
+        guard let head = try? handle.read(upToCount: 8192), head.count == 8192 else { return nil }
+        // A meta page: the page header (16 bytes), then MDB_meta — magic, version, address, map size, two MDB_db
+        // (48 bytes each), the last page — and the transaction ID at byte 128 of it.
+        func txnid(_ page: Int) -> UInt64? {
+            let magic = head[page * 4096 + 16..<page * 4096 + 20].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
+            guard magic == 0xBEEF_C0DE else { return nil }
+            return head[page * 4096 + 144..<page * 4096 + 152].withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+        }
+        return [txnid(0), txnid(1)].compactMap { $0 }.max()
+    }
+
+    /// `check-rotation-images <shim out dir> --log <the rotating child's output> --store-rel <store below the shim's
+    /// directory> --work <dir> --count N --batch B --seed S [--start k]`: for each crash image of a key rotation,
+    /// prints `BEGIN k`, then `IMG k s v OK match=last|next` when the image is at the last acknowledged commit or the
+    /// next one and a resumed rotation on it (`rotate --resume`: begun if it was not, the sweep to its end, every
+    /// object checked with both keys and with the new key alone, the old key refused) succeeds, else `IMG k s v FAIL …`.
+    static func checkImages(_ o: Options) throws -> Int32 {
+        let log = try String(contentsOfFile: o.string("log", ""), encoding: .utf8)
+        let all = PowerLoss.images(inLog: log)
+        let storeRel = o.string("store-rel", "store")
+        let work = o.string("work", NSTemporaryDirectory() + "/strata-rotation-images")
+        emit("IMAGES \(all.count)")
+        for k in o.int("start", 0)..<all.count {
+            let image = all[k]
+            emit("BEGIN \(k)")
+            let root = work + "/image"
+            let label = "IMG \(k) \(image.syncPoint) \(image.variant)"
+            do {
+                try PowerLoss.rebuild(out: o.path, image: image, root: root)
+                let store = URL(fileURLWithPath: root + "/" + storeRel)
+                guard let found = lastTransactionID(store) else {
+                    emit("\(label) FAIL no valid meta page")
+                    continue
+                }
+                let sig = "t=\(found)"
+                let match: String
+                if sig == image.last { match = "last" } else if sig == image.next { match = "next" } else {
+                    emit("\(label) FAIL state \(sig) is neither the last acknowledged (\(image.last)) nor the next (\(image.next ?? "-"))")
+                    continue
+                }
+                let resumed = try Options(["rotate", store.path, "--count", "\(o.count)", "--batch", "\(o.batch)",
+                                           "--seed", "\(o.seed)", "--resume"])
+                let status = try run(resumed)
+                FaultInjection.tracePoints(nil)
+                emit(status == 0 ? "\(label) OK match=\(match)" : "\(label) FAIL the resumed rotation ended with \(status)")
+            } catch {
+                let (typed, kind) = ErrorReport.classify(error)
+                emit("\(label) FAIL \(typed ? "typed" : "untyped") \(kind): \(String(describing: error).prefix(200).replacingOccurrences(of: "\n", with: " "))")
+            }
+        }
+        emit("DONE")
+        return 0
     }
 }

@@ -15,6 +15,7 @@
 //   fork-check   fork after open: the child must get usedAfterFork, the parent keep working
 //   maintain     --op backup (a backup, then its check) or --op layouts (rewrite records into current layouts)
 //   rotate       rotate an encrypted store's key and run the sweep in batches (--writes: while the app writes); check
+//   check-rotation-images  check the power-loss crash images of a key rotation (resumed on each)
 //   io-loop      SQLite-style EIO/ENOSPC loop through the LD_PRELOAD shim's run-time API
 //   check-images check the power-loss crash images the shim wrote
 //   pinned-migrate  MDB_MAP_FULL while this process pins a read snapshot
@@ -58,6 +59,7 @@ func runTorture() -> Int32 {
         case "fork-check": return try Workloads.forkCheck(options)
         case "maintain": return try Maintenance.run(options)
         case "rotate": return try Rotation.run(options)
+        case "check-rotation-images": return try Rotation.checkImages(options)
         case "io-loop": return try IOFaults.loop(options)
         case "check-images": return try PowerLoss.checkImages(options)
         case "pinned-migrate": return try MapGrowth.pinnedMigrate(options)
