@@ -29,14 +29,15 @@ enum RotationKeys {
 /// checks every object against the oracle with both keys, again with the new key alone, and that the old key alone
 /// is refused.
 enum Rotation {
-    /// `rotate <store> --count N --batch B --seed S [--writes W --write-batch M] [--resume]`
+    /// `rotate <store> --count N --batch B --seed S [--writes W --write-batch M] [--resume] [--ack]`
     ///
-    /// Prints `COMMIT n` after every commit, `BEGUN <values under the old key>` after the rotation's first transaction committed (`--resume`:
-    /// `RESUMING <code>` when the store was already rotating or rotated; a resuming child writes nothing), `SWEPT <re-sealed so far>` after every
-    /// sweep batch committed, `WROTE j` after the app's write transaction `j` committed (items `N + j·M ..< N + (j+1)·M`
-    /// inserted, items `j·M ..< (j+1)·M` given the note `rotated j`), then `SWEEP <re-sealed>`, `WRITES J` (the write
-    /// transactions found committed, always a prefix), `STATUS <values under the previous key or done>`,
-    /// `OLDKEY <the old key alone: refused code or opened>`, and `RESULT` (both keys and the new key alone).
+    /// Prints `COMMIT n` after every commit, `BEGUN <values under the old key>` once the rotation's first transaction
+    /// committed (`--resume`: `RESUMING <code>` when the store was already rotating or rotated; a resuming child
+    /// writes nothing), `SWEPT <re-sealed so far>` after every sweep batch committed, `WROTE j` after the app's write
+    /// transaction `j` committed (items `N + j·M ..< N + (j+1)·M` inserted, items `j·M ..< (j+1)·M` given the note
+    /// `rotated j`), then `SWEEP <re-sealed>`, `WRITES J` (the write transactions found committed, always a prefix),
+    /// `STATUS <values under the previous key, or done>`, `OLDKEY <the old key alone: its refusal, or opened>`, and
+    /// `RESULT` (both keys, then the new key alone).
     static func run(_ o: Options) throws -> Int32 {
         let oracle = SeededContents(seed: o.seed)
         let writes = o.int("writes", 0), writeBatch = o.int("write-batch", 20)
