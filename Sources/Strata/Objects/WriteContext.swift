@@ -240,8 +240,8 @@ public final class WriteContext: ReadContext {
         }
         if txn.isRotatingKeys {
             // Re-sealed under the new key below: the entries of unchanged values move to its hash too.
-            try KeyRotation.moveIndexEntries(binding.indexes.filter { old.values[$0.attribute] == row[$0.attribute] },
-                                             values: row, id: id, in: txn)
+            try txn.moveIndexEntriesToCurrentKey(binding.indexes.filter { old.values[$0.attribute] == row[$0.attribute] },
+                                                 values: row, id: id)
         }
         try binding.encode(row, id: id, into: &writer)
         try ObjectKey.with(id) { key in
