@@ -151,26 +151,7 @@ enum KeyRotation {
         guard !binding.indexes.isEmpty else { return }
         let id = try ObjectKey.decode(e.key)
         guard let values = try? binding.decodeValues(e.value, id: id) else { return }
-        try moveIndexEntries(binding.indexes, values: values, id: id, in: txn)
-    }
-
-    /// Moves the entries of object `id` in `indexes` (its `values` unchanged) from the retiring keys' hashes to the
-    /// current key's, while a rotation runs. Wherever a record is written again under the current key with indexed
-    /// values it keeps — an update, a layout rewrite — its entries must move with it: the sweep passes over a record
-    /// already under the current key, and entries left under a retiring key's hash would vanish with that key.
-    static func moveIndexEntries(_ indexes: [IndexBinding], values: [Value], id: UInt64, in txn: Transaction) throws {
-        guard let keyring = txn.keyring, keyring.isRotating else { return }
-        for index in indexes where !values[index.attribute].isNull {
-            let encoding = IndexKey.plainEncoding(values[index.attribute])
-            try ObjectKey.with(id) { v in
-                for old in keyring.ciphers.dropFirst() {
-                    try old.indexKey(encoding).withUnsafeBytes { k in _ = try txn.delete(index.dbi, key: k, value: v) }
-                }
-                try keyring.current.indexKey(encoding).withUnsafeBytes { k in
-                    _ = try txn.put(index.dbi, key: k, value: v, flags: LMDBFlags.noDupData)
-                }
-            }
-        }
+        try RotatingIndexEntries.moveToCurrentKey(binding.indexes, values: values, id: id, in: txn)
     }
 
     /// Values left under the retiring key (at most), or nil when no rotation runs.

@@ -155,7 +155,7 @@ extension WriteContext {
         changes.updated(id, entity: binding.position, properties: binding.changedAttributes(from: old, to: new))
         if txn.isRotatingKeys {
             // Re-sealed under the new key below: the entries of unchanged values move to its hash too.
-            try KeyRotation.moveIndexEntries(binding.indexes.filter { old[$0.attribute] == new[$0.attribute] },
+            try RotatingIndexEntries.moveToCurrentKey(binding.indexes.filter { old[$0.attribute] == new[$0.attribute] },
                                              values: new, id: id, in: txn)
         }
         try ObjectKey.with(id) { key in
