@@ -66,7 +66,7 @@ let package = Package(
         // library so that tests can reach them; StrataCLI is its thin executable.
         .target(
             name: "StrataCommandLine",
-            dependencies: ["Strata", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Strata", "StrataTestKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .executableTarget(name: "StrataCLI", dependencies: ["StrataCommandLine"]),
         // The tutorial apps (posts, books, notes) as frozen version chains, for the example and the tests.
@@ -91,7 +91,9 @@ let package = Package(
         ),
         // Macro models at run time: schemas identical to the DSL's, round trips, key-path queries, typed stages.
         .testTarget(name: "StrataModelTests", dependencies: ["StrataModels", "StrataTestSupport", "StrataTutorials"]),
-        .testTarget(name: "StrataCustomMigrationTests", dependencies: ["Strata", "StrataTutorials", "StrataTestKit"]),
+        // Fixtures: a small store per version of every tutorial app, opened at head by FixtureTests.
+        .testTarget(name: "StrataCustomMigrationTests", dependencies: ["Strata", "StrataTutorials", "StrataTestKit"],
+                    resources: [.copy("Fixtures")]),
         // Runs the built `strata` executable (the dependency makes sure it is built) on temporary stores.
         .testTarget(name: "StrataCLITests", dependencies: ["StrataCLI", "StrataCommandLine", "Strata", "StrataTestSupport"]),
         // The reliability suite is the nested package Reliability/ (it builds the library with the
