@@ -32,4 +32,37 @@ import Testing
         #expect(try found() == [0, 2, 4, 6, 8])
         #expect(try store.verify().isClean)
     }
+
+    /// A widening followed by a step that makes the widened attribute required with a default, migrated in one
+    /// go: the objects whose value was null read the default (the second step's default was dropped when it was
+    /// composed with the widening's projection).
+    @Test func aWidenedAttributeMadeRequiredLaterReadsItsDefault() throws {
+        let dir = try TemporaryDirectory("widen-then-default")
+        let v1 = try Schema("v1") { Entity("Item") { Attribute("n", .int64); Attribute("x", .int16).optional() } }
+        let v2 = try Schema("v2") { Entity("Item") { Attribute("n", .int64); Attribute("x", .int32).optional() } }
+        let v3 = try Schema("v3") { Entity("Item") { Attribute("n", .int64); Attribute("x", .int32).defaultValue(.int32(-5)) } }
+        do {
+            let store = try Store.open(at: dir.store, schema: v1)
+            defer { store.close() }
+            try store.write { ctx in
+                for i in 0..<6 { try ctx.insert("Item", ["n": .int64(Int64(i)), "x": i % 2 == 0 ? .null : .int16(Int16(i))]) }
+            }
+        }
+        for rewrite in [false, true] {
+            let copy = try TemporaryDirectory("widen-then-default-copy")
+            try FileManager.default.copyItem(at: dir.store, to: copy.store)
+            var configuration = StoreConfiguration()
+            configuration.backgroundMaintenance = false
+            if rewrite { configuration.migration.rewritesEveryRecord() }
+            let store = try Store.open(at: copy.store, schema: v3, plan: try MigrationPlan(schemas: [v1, v2, v3]), configuration: configuration)
+            defer { store.close() }
+            var read: [Int64: Value] = [:]
+            try store.read { context in try context.objects("Item").forEach { read[$0["n"].int64Value ?? -1] = $0["x"] } }
+            var expected: [Int64: Value] = [:]
+            for i in 0..<6 { expected[Int64(i)] = i % 2 == 0 ? .int32(-5) : .int32(Int32(i)) }
+            #expect(read == expected, "rewrite: \(rewrite)")
+            _ = try store.performMaintenance()
+            #expect(try store.read { try $0.objects("Item").where("x", equals: .int32(-5)).count() } == 3, "rewrite: \(rewrite)")
+        }
+    }
 }
