@@ -65,4 +65,37 @@ import Testing
             #expect(try store.read { try $0.objects("Item").where("x", equals: .int32(-5)).count() } == 3, "rewrite: \(rewrite)")
         }
     }
+
+    /// An index rebuilt in the background by one step (an optional attribute made required with a default,
+    /// its nulls now reading as the default), made unique by the next step in the same open: the uniqueness
+    /// check must see every record, not the part of the index built so far, and refuse the duplicate defaults.
+    @Test func aUniqueConstraintOnAnIndexStillBuildingChecksEveryRecord() throws {
+        let dir = try TemporaryDirectory("unique-on-building-index")
+        let v1 = try Schema("v1") { Entity("Item") { Attribute("n", .int64); Attribute("x", .int64).optional().indexed() } }
+        let v2 = try Schema("v2") { Entity("Item") { Attribute("n", .int64); Attribute("x", .int64).indexed().defaultValue(.int64(7)) } }
+        let v3 = try Schema("v3") {   // (y: uniqueness alone does not change a version's hashes)
+            Entity("Item") { Attribute("n", .int64); Attribute("x", .int64).unique().defaultValue(.int64(7)); Attribute("y", .bool).optional() }
+        }
+        do {
+            let store = try Store.open(at: dir.store, schema: v1)
+            defer { store.close() }
+            try store.write { ctx in
+                for i in 0..<10 { try ctx.insert("Item", ["n": .int64(Int64(i)), "x": i % 2 == 0 ? .null : .int64(Int64(100 + i))]) }
+            }
+        }
+        var configuration = StoreConfiguration()
+        configuration.backgroundMaintenance = false
+        do {
+            let store = try Store.open(at: dir.store, schema: v3, plan: try MigrationPlan(schemas: [v1, v2, v3]), configuration: configuration)
+            store.close()
+            Issue.record("five objects read x = 7, yet x was made unique")
+        } catch let error as MigrationError {
+            #expect(error.code == .dataCheckFailed, "\(error)")
+            #expect(error.sourceVersion == "v2" && error.destinationVersion == "v3", "\(error)")
+            #expect(error.storeState == .at(version: "v2"), "\(error)")
+        }
+        let store = try Store.open(at: dir.store, schema: v2, configuration: configuration)
+        defer { store.close() }
+        #expect(try store.read { try $0.objects("Item").where("x", equals: .int64(7)).count() } == 5)
+    }
 }
