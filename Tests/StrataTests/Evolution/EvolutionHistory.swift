@@ -118,7 +118,7 @@ extension EvolutionHistory {
         let createdAt = random.int(max(1, last))
         let startAt = createdAt + random.int(max(1, last - createdAt))
         return EvolutionHistory(seed: seed, versions: versions, keepsRenamingIdentifiers: keeps, createdAt: createdAt,
-                                startAt: startAt, mode: random.pick(Mode.allCases), repeatsStrings: random.chance(0.2))
+                                startAt: startAt, mode: random.pick(Mode.allCases), repeatsStrings: random.chance(0.35))
     }
 }
 
@@ -135,7 +135,7 @@ struct ChangeGenerator {
         let optional = optional ?? random.chance(0.4)
         var spec = EvolvingModel.AttributeSpec(uid: uid(), name: name("p"), type: type, optional: optional,
                                                defaultValue: optional && random.chance(0.7) ? nil : random.value(of: type))
-        if random.chance(0.15) { spec.indexed = true }
+        if random.chance(0.3) { spec.indexed = true }
         if !optional, type == .uuid || type == .string, random.chance(0.1) { spec.unique = true; spec.defaultValue = nil }
         return spec
     }
@@ -187,7 +187,7 @@ struct ChangeGenerator {
         let attribute = free.isEmpty ? nil : random.pick(free)
         let relationships = entities.flatMap(\.relationships).filter { !touched.contains($0.uid) && !touched.contains($0.inverseUID) }
         func mark(_ uids: Int...) { for u in uids { touched.insert(u) } }
-        switch random.int(14) {
+        switch random.int(16) {
         case 0, 1:
             let spec = self.attribute(&random)
             if spec.unique { return nil }   // a new unique attribute of existing objects would need distinct defaults
@@ -212,7 +212,7 @@ struct ChangeGenerator {
         case 8:
             guard let a = attribute, !a.unique else { return nil }
             mark(a.uid); return .setIndexed(entity: entity.uid, attribute: a.uid, !a.indexed)
-        case 9:
+        case 9, 14, 15:
             guard let a = attribute, a.unique || ModelChange.canBeUnique(a) else { return nil }
             mark(a.uid); return .setUnique(entity: entity.uid, attribute: a.uid, !a.unique)
         case 10:
