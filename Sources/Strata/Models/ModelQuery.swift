@@ -15,8 +15,8 @@ import Foundation
 ///     .fetch()
 /// ```
 public struct ModelQuery<T: EntityModel> {
-    let context: ReadContext
-    let binding: EntityBinding
+    @usableFromInline let context: ReadContext
+    @usableFromInline let binding: EntityBinding
     var predicates: [ModelPredicate<T>] = []
     var filters: [(T) throws -> Bool] = []
     var sortKeys: [(read: (T) -> Value, ascending: Bool)] = []
