@@ -12,7 +12,7 @@ import Testing
 /// section), `STRATA_EVOLUTION_SEED` moves the seeds, and `STRATA_EVOLUTION_ONLY=<seed>` runs one history
 /// (a failure prints its seed and its shrunk form).
 @Suite struct RandomEvolutionTests {
-    static let ciHistories = 10_000
+    static let ciHistories = 2_000
 
     @Test func randomHistoriesMigrateToWhatTheOracleSays() throws {
         let environment = ProcessInfo.processInfo.environment
