@@ -182,10 +182,11 @@ extension ModelQuery {
 
     /// The least or greatest value straight from the attribute's index: its first or last key's object, when the
     /// query has no condition, offset or limit, and the index orders values as they compare (fixed-size keys).
-    /// Nil when the index cannot answer (the caller scans); `.some(nil)` when the entity has no value.
+    /// Nil when the index cannot answer (the caller scans); `.some(nil)` when the entity has no value. An encrypted
+    /// store's index keys are keyed hashes, which order nothing: it always scans.
     @usableFromInline
     func extremeFromIndex<V: ModelScalar, P>(_ keyPath: KeyPath<T, P>, least: Bool) throws -> V?? {
-        guard predicates.isEmpty, filters.isEmpty, offsetCount == 0, limitCount == nil else { return nil }
+        guard predicates.isEmpty, filters.isEmpty, offsetCount == 0, limitCount == nil, !context.txn.hasHashedIndexKeys else { return nil }
         let a = try attribute(keyPath)
         switch binding.attributeTypes[a] {
         case .int64, .int32, .int16, .double, .float, .date, .bool, .uuid: break
@@ -290,8 +291,8 @@ extension ModelQuery {
         let txn = context.txn
         if let condition = try indexCondition(), let index = try context.queryableIndex(binding, on: condition.attribute) {
             let cursor = try txn.cursor(index.dbi)
-            let upperKey = condition.upper.map { IndexKey.encode($0) }
-            var entry = try condition.lower.map { lower in try IndexKey.encode(lower).withUnsafeBytes { try cursor.seek($0) } } ?? cursor.first()
+            let upperKey = condition.upper.map { txn.indexKey($0) }
+            var entry = try condition.lower.map { lower in try txn.indexKey(lower).withUnsafeBytes { try cursor.seek($0) } } ?? cursor.first()
             while let e = entry {
                 if let upperKey, upperKey.lexicographicallyPrecedes(Array(e.key)) { return }
                 let id = try ObjectKey.decode(e.value)

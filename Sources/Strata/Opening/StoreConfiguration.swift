@@ -41,6 +41,12 @@ public struct StoreConfiguration: Sendable {
     /// The author this handle's writes are recorded under in the change history, when a write names none
     /// (``Store/write(author:_:)``): a widget or an extension opens its handle with its own name.
     public var historyAuthor: String? = nil
+    /// The key that encrypts the store at rest (<doc:Encryption>), or nil (the default) for an unencrypted store.
+    /// A store created with a key is encrypted, and every later open must give the same key: without one it
+    /// throws ``StoreError/Code-swift.struct/encryptionKeyRequired``, with another
+    /// ``StoreError/Code-swift.struct/wrongEncryptionKey``. A key given for an unencrypted store throws
+    /// ``StoreError/Code-swift.struct/storeNotEncrypted``. Strata never stores the key.
+    public var encryption: StoreEncryption? = nil
 
     public init() {}
 
