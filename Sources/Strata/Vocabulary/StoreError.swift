@@ -257,6 +257,14 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             .with { $0.storeVersion = from; $0.modelVersion = to }
     }
 
+    /// The store is at model `store`: its migration from `from` switched, but the custom stage's `didMigrate`
+    /// has not completed, and this app (model `app`) cannot run it (it lacks the stage, or does not migrate at
+    /// open). Code ``Code-swift.struct/migrationRequired``.
+    static func didMigratePending(store: String, from: String, app: String) -> StoreError {
+        StoreError(.migrationRequired, "The store is at model \(store) — its migration from \(from) switched, but the custom stage's didMigrate has not completed — and this app's model is \(app); nothing was written to it. Open it with a plan that has the \(from) → \(store) stage and migrates at open (or call Store.migrate) to run didMigrate again.")
+            .with { $0.storeVersion = store; $0.modelVersion = app }
+    }
+
     /// The store was written by a newer model than any this app knows; nothing was written to it.
     public static func storeNewerThanModel(store: String, app: String) -> StoreError {
         StoreError(.storeNewerThanModel, "The store is at model \(store), newer than this app's newest model \(app); nothing was written to it. Update the app (or give the tool the model of \(store) or later).")
