@@ -22,13 +22,10 @@ final class MaintenanceWorker: Sendable {
     init(model: BoundModel, environment: Environment) {
         let stop = stopFlag
         let done = done
-        let thread = Thread {
+        PlatformThread.start(name: "strata.maintenance", priority: .utility) {
             MaintenanceWorker.run(model: model, environment: environment, stop: stop)
             done.signal()
         }
-        thread.name = "strata.maintenance"
-        thread.qualityOfService = .utility
-        thread.start()
     }
 
     /// Asks the thread to stop after its current batch and waits for it.
@@ -43,7 +40,7 @@ final class MaintenanceWorker: Sendable {
         while !stop.requested.load(ordering: .relaxed) {
             // The app's writers go first.
             if environment.writersWaiting.load(ordering: .relaxed) > 0 {
-                usleep(500)
+                CurrentProcess.pause(microseconds: 500)
                 continue
             }
             do {
@@ -54,7 +51,7 @@ final class MaintenanceWorker: Sendable {
                 // A full disk or an I/O error: try again later, a few times.
                 failures += 1
                 if failures > 8 { return }
-                usleep(UInt32(min(2_000_000, 50_000 << failures)))
+                CurrentProcess.pause(microseconds: min(2_000_000, 50_000 << failures))
             } catch {
                 // Closed, migrated by another handle, migrating, read-only: nothing for this handle to do.
                 return

@@ -2,9 +2,6 @@ import CStrataLMDB
 import CStrataSupport
 import Foundation
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Settings of an LMDB environment, fixed when it opens.
 struct EnvironmentConfiguration: Sendable {
@@ -15,6 +12,8 @@ struct EnvironmentConfiguration: Sendable {
     var readOnly: Bool
     /// How long growing the map waits for read transactions of this process to end.
     var growthWaitSeconds: Double
+    /// How observers notice other processes' commits (see ``FileWatching``).
+    var fileWatching: FileWatching = .native
 }
 
 /// Identity of a data file: device and inode, so that symlinks, hard links and renamed directories
@@ -24,10 +23,9 @@ struct FileIdentity: Hashable, Sendable {
     let inode: UInt64
 
     init?(path: String) {
-        var st = stat()
-        guard stat(path, &st) == 0 else { return nil }
-        device = UInt64(st.st_dev)
-        inode = UInt64(st.st_ino)
+        guard let status = try? FileStatus.of(path) else { return nil }
+        device = status.device
+        inode = status.inode
     }
 }
 
@@ -45,7 +43,7 @@ final class Environment: @unchecked Sendable {
     let path: String
     let identity: FileIdentity
     let configuration: EnvironmentConfiguration
-    let openedInProcess: pid_t
+    let openedInProcess: Int32
 
     private let writer = ThreadMutex()
     /// Threads of this process waiting for the write lock: background maintenance pauses while any do.
@@ -183,7 +181,7 @@ final class Environment: @unchecked Sendable {
         self.path = path
         self.identity = identity
         self.configuration = configuration
-        self.openedInProcess = getpid()
+        self.openedInProcess = CurrentProcess.id
         self.readerSlots = ReaderSlots(count: max(1, configuration.maximumReaders - 8))
 
         let fileSize = Environment.fileSize(path + "/data.mdb")
@@ -297,7 +295,7 @@ final class Environment: @unchecked Sendable {
         // EAGAIN/EBUSY can come from another process opening or closing at the same instant: retry briefly.
         var attempts = 0
         while (rc == EAGAIN || rc == EBUSY) && attempts < 20 {
-            usleep(5_000)
+            CurrentProcess.pause(microseconds: 5_000)
             attempts += 1
             rc = mdb_env_open(env, path, flags, 0o644)
         }
@@ -308,9 +306,7 @@ final class Environment: @unchecked Sendable {
     func closePrivate() { close() }
 
     static func fileSize(_ path: String) -> Int {
-        var st = stat()
-        guard stat(path, &st) == 0 else { return 0 }
-        return Int(st.st_size)
+        (try? FileStatus.of(path))?.size ?? 0
     }
 
     static func roundToPage(_ size: Int) -> Int {
@@ -320,7 +316,7 @@ final class Environment: @unchecked Sendable {
 
     /// Whether this process opened the environment (not a parent before fork()). The process ID decides:
     /// an environment a child opens after fork() is its own.
-    var isOwnedByThisProcess: Bool { getpid() == openedInProcess }
+    var isOwnedByThisProcess: Bool { CurrentProcess.id == openedInProcess }
 
     private func checkProcess() throws {
         if closedFlag.load(ordering: .relaxed) { throw StoreError.closed }
