@@ -1,11 +1,6 @@
 import ArgumentParser
 import Foundation
 import Strata
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The root command. Exit status: 0 success, 1 failure or problems found, 2 bad usage.
 struct StrataTool: ParsableCommand {
