@@ -48,3 +48,44 @@ func systemMessage(_ code: Int32) -> String { String(cString: strerror(code)) }
 /// receives it).
 let interruptSignal = SIGINT
 func ignoreDefaultInterruptAction() { signal(SIGINT, SIG_IGN) }
+
+/// Looks at other processes' locks on a file without keeping any (`strata locks`).
+enum FileLockProbe {
+    enum State: Equatable {
+        case missing
+        case free
+        /// Held, by this process ID when the system says.
+        case held(Int32?)
+        case unknown(String)
+    }
+
+    /// The holder of a POSIX record lock (`fcntl`) on any byte of the file: `F_GETLK` asks for a write lock on
+    /// the whole file and reports the first conflicting lock. LMDB locks `lock.mdb` this way while the store is
+    /// open.
+    static func holderOfRecordLock(_ path: String) -> State {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return errno == ENOENT ? .missing : .unknown(systemMessage(errno)) }
+        // Closing any descriptor of a file drops this process's record locks on it: this process holds none.
+        defer { close(fd) }
+        var query = flock()
+        query.l_type = Int16(F_WRLCK)
+        query.l_whence = Int16(SEEK_SET)
+        query.l_start = 0
+        query.l_len = 0
+        guard fcntl(fd, F_GETLK, &query) == 0 else { return .unknown(systemMessage(errno)) }
+        return query.l_type == Int16(F_UNLCK) ? .free : .held(query.l_pid)
+    }
+
+    /// Whether another process holds a `flock` lock on the file: tries to take it exclusively without waiting,
+    /// and lets it go at once. A migration holds `migration.lock` this way.
+    static func isLockedExclusively(_ path: String) -> State {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return errno == ENOENT ? .missing : .unknown(systemMessage(errno)) }
+        defer { close(fd) }
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            return .free
+        }
+        return errno == EWOULDBLOCK ? .held(nil) : .unknown(systemMessage(errno))
+    }
+}

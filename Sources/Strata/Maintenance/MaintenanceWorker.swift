@@ -38,6 +38,11 @@ final class MaintenanceWorker: Sendable {
     private static func run(model: BoundModel, environment: Environment, stop: StopFlag) {
         var failures = 0
         while !stop.requested.load(ordering: .relaxed) {
+            // Suspended (the app is in the background): wait for resume, or for stop.
+            if environment.isSuspended {
+                CurrentProcess.pause(microseconds: 10_000)
+                continue
+            }
             // The app's writers go first.
             if environment.writersWaiting.load(ordering: .relaxed) > 0 {
                 CurrentProcess.pause(microseconds: 500)
@@ -47,6 +52,9 @@ final class MaintenanceWorker: Sendable {
                 let batch = try MaintenanceBatch.run(model: model, environment: environment, limit: batchLimit, seconds: batchSeconds)
                 failures = 0
                 if batch.isDone { return }
+            } catch let error as StoreError where error.code == .suspended {
+                // Suspended between the check above and the batch: nothing was written; wait as above.
+                continue
             } catch let error as StoreError where error.code.isEnvironmental && error.code != .closed && error.code != .usedAfterFork {
                 // A full disk or an I/O error: try again later, a few times.
                 failures += 1

@@ -62,8 +62,10 @@ final class ResizeGate: @unchecked Sendable {
     }
     #endif
 
-    /// Takes the gate exclusively, waiting at most `timeout` seconds. Returns false on timeout.
+    /// Takes the gate exclusively, waiting at most `timeout` seconds (a day at most; a negative or NaN
+    /// timeout does not wait). Returns false on timeout.
     func lockExclusive(timeout: Double) -> Bool {
+        let timeout = timeout.isNaN ? 0 : min(max(timeout, 0), 86_400)
         #if canImport(Glibc) || canImport(Musl)
         var deadline = timespec()
         clock_gettime(CLOCK_REALTIME, &deadline)

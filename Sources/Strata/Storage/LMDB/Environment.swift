@@ -38,23 +38,25 @@ struct FileIdentity: Hashable, Sendable {
 /// the unit of work is retried; a failed commit is never aborted; database handles are opened once,
 /// under a lock, and exported only when the transaction that opened them commits.
 final class Environment: @unchecked Sendable {
-    let pointer: OpaquePointer
+    /// LMDB's environment: replaced only by ``resume()``, under the writer lock and the gate held exclusively,
+    /// and used only under the gate (transactions) or the writer lock.
+    var pointer: OpaquePointer
     /// The store directory.
     let path: String
     let identity: FileIdentity
     let configuration: EnvironmentConfiguration
     let openedInProcess: Int32
 
-    private let writer = ThreadMutex()
+    let writer = ThreadMutex()
     /// Threads of this process waiting for the write lock: background maintenance pauses while any do.
     let writersWaiting = Atomic<Int>(0)
     private let databaseLock = ThreadMutex()
-    private let gate = ResizeGate()
+    let gate = ResizeGate()
     private let readerSlots: ReaderSlots
-    private let handles = Mutex<[String: MDB_dbi]>([:])
-    private let readPool = Mutex<[PooledTransaction]>([])
-    private struct PooledTransaction: @unchecked Sendable { let pointer: OpaquePointer }
-    private let mapSize: Atomic<Int>
+    let handles = Mutex<[String: MDB_dbi]>([:])
+    let readPool = Mutex<[PooledTransaction]>([])
+    struct PooledTransaction: @unchecked Sendable { let pointer: OpaquePointer }
+    let mapSize: Atomic<Int>
     private let commitsSinceReaderCheck = Atomic<Int>(0)
     /// Cleared readers of dead processes at open (for `strata info`).
     private(set) var staleReadersCleared: Int = 0
@@ -65,6 +67,8 @@ final class Environment: @unchecked Sendable {
         var count: Int
     }
     private let closedFlag = Atomic<Bool>(false)
+    /// Set while LMDB is closed by ``suspend(timeout:)``, until ``resume()``.
+    let suspendedFlag = Atomic<Bool>(false)
     /// State other layers keep for this environment, one value per type, created on first use (the process's
     /// observers of the store, for example): the environment knows nothing of what they hold.
     private let attachments = Mutex<[ObjectIdentifier: any Sendable]>([:])
@@ -79,15 +83,16 @@ final class Environment: @unchecked Sendable {
     /// instant this can be one ahead of what a new read transaction sees: use ``snapshotTransactionID`` for
     /// "everything up to here is visible".
     var lastTransactionID: UInt64 {
+        // Only the commit watcher asks, and it is stopped before the environment is suspended.
         var info = MDB_envinfo()
-        guard !isClosed, mdb_env_info(pointer, &info) == 0 else { return 0 }
+        guard !isClosed, !isSuspended, mdb_env_info(pointer, &info) == 0 else { return 0 }
         return UInt64(info.me_last_txnid)
     }
 
     /// The ID of the last transaction a read transaction begun now sees (0 when the environment is closed or
     /// no reader slot is free).
     var snapshotTransactionID: UInt64 {
-        guard !isClosed else { return 0 }
+        guard !isClosed, !isSuspended else { return 0 }
         return (try? read { $0.id }) ?? 0
     }
 
@@ -158,8 +163,10 @@ final class Environment: @unchecked Sendable {
             defer { pool.removeAll() }
             return pool
         }
-        for txn in pooled { mdb_txn_abort(txn.pointer) }
-        mdb_env_close(pointer)
+        if !isSuspended {
+            for txn in pooled { mdb_txn_abort(txn.pointer) }
+            mdb_env_close(pointer)
+        }
         gate.unlockExclusive()
         writer.unlock()
     }
@@ -271,7 +278,7 @@ final class Environment: @unchecked Sendable {
 
     /// Creates an LMDB environment and opens it on `path` with a map of `mapSize` bytes. Returns the handle
     /// and `mdb_env_open`'s result; the caller closes the handle when the result is not 0.
-    private static func openLMDB(path: String, configuration: EnvironmentConfiguration,
+    static func openLMDB(path: String, configuration: EnvironmentConfiguration,
                                  mapSize: Int) throws -> (OpaquePointer, Int32) {
         var created: OpaquePointer?
         var rc = mdb_env_create(&created)
@@ -334,6 +341,7 @@ final class Environment: @unchecked Sendable {
         while true {
             gate.lockShared()
             if isClosed { gate.unlockShared(); throw StoreError.closed }
+            if isSuspended { gate.unlockShared(); throw StoreError.suspended(path: path) }
             let txn: Transaction
             do {
                 txn = try beginRead()
@@ -415,6 +423,7 @@ final class Environment: @unchecked Sendable {
         writersWaiting.subtract(1, ordering: .relaxed)
         defer { writer.unlock() }
         if isClosed { throw StoreError.closed }
+        if isSuspended { throw StoreError.suspended(path: path) }
         while true {
             gate.lockShared()
             var raw: OpaquePointer?
@@ -552,8 +561,14 @@ final class Environment: @unchecked Sendable {
     }
 
     func info() -> Info {
+        gate.lockShared()
+        defer { gate.unlockShared() }
         var info = MDB_envinfo()
         var stat = MDB_stat()
+        guard !isClosed, !isSuspended else {
+            return Info(mapSize: currentMapSize, lastPageNumber: 0, pageSize: 0, maximumReaders: configuration.maximumReaders,
+                        readersInUse: 0, lastTransactionID: 0)
+        }
         mdb_env_info(pointer, &info)
         mdb_env_stat(pointer, &stat)
         return Info(mapSize: info.me_mapsize, lastPageNumber: Int(info.me_last_pgno), pageSize: Int(stat.ms_psize),
@@ -563,6 +578,9 @@ final class Environment: @unchecked Sendable {
 
     /// Clears reader slots left by dead processes; returns how many.
     func clearStaleReaders() -> Int {
+        gate.lockShared()
+        defer { gate.unlockShared() }
+        guard !isClosed, !isSuspended else { return 0 }
         var dead: Int32 = 0
         mdb_reader_check(pointer, &dead)
         return Int(dead)
@@ -575,12 +593,16 @@ final class Environment: @unchecked Sendable {
         gate.lockShared()
         defer { gate.unlockShared() }
         if isClosed { throw StoreError.closed }
+        if isSuspended { throw StoreError.suspended(path: path) }
         let rc = mdb_env_copy2(pointer, directory, compact ? LMDBFlags.compactCopy : 0)
         if rc != 0 { throw StoreError.from(lmdb: rc, operation: "mdb_env_copy2", path: directory) }
     }
 
     /// Flushes the data file to disk.
     func sync() throws {
+        gate.lockShared()
+        defer { gate.unlockShared() }
+        if isSuspended { throw StoreError.suspended(path: path) }
         let rc = mdb_env_sync(pointer, 1)
         if rc != 0 { throw StoreError.from(lmdb: rc, operation: "mdb_env_sync", path: path) }
     }
