@@ -150,4 +150,44 @@ import Testing
         try second.resume()
         #expect(try await second.read { try $0.count("Tag") } == 0)
     }
+
+    /// Another process killed (SIGKILL) in the middle of an import while this one is suspended — holding
+    /// LMDB's write lock, perhaps mid-commit: after `resume()` this process reads every batch the importer
+    /// committed, writes again (LMDB recovers the dead writer's lock), and its observation follows.
+    @Test func aWriterKilledWhileTheStoreIsSuspendedLosesNothingAndBlocksNothing() async throws {
+        let dir = try TempDir()
+        try dir.write("v1.json", Fixtures.v1)
+        try #require(try dir.strata("create", "s.store", "--schema", "v1.json").status == 0)
+        let store = try Store.openRecorded(at: URL(fileURLWithPath: dir.path("s.store")))
+        defer { store.close() }
+        let counts = ObservedValues<Int>()
+        let task = counts.record(store.observe { try $0.count("Tag") })
+        defer { task.cancel() }
+        #expect(await counts.waitUntil { $0 == [0] })
+        try store.suspend()
+
+        let lines = (1...200_000).map { #"{"entity":"Tag","attributes":{"name":"t\#($0)"}}"# }
+        try dir.write("big.jsonl", lines.joined(separator: "\n") + "\n")
+        let dataFile = dir.path("s.store") + "/data.mdb"
+        let initialSize = try FileManager.default.attributesOfItem(atPath: dataFile)[.size] as? Int ?? 0
+        let running = try CLI.start(["import", "s.store", "big.jsonl", "--batch-size", "500"], in: dir)
+        // Batches are committed once the data file grows well past its first size.
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(60)
+        while clock.now < deadline,
+              (try FileManager.default.attributesOfItem(atPath: dataFile)[.size] as? Int ?? 0) < initialSize + (1 << 20) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        running.signal(SIGKILL)
+        let result = running.wait()
+        #expect(result.status == 128 + SIGKILL, "\(result)")
+
+        try store.resume()
+        try await store.write { _ = try $0.insert("Tag", ["name": "after the kill"]) }
+        let total = try await store.read { try $0.count("Tag") }
+        #expect(total > 1 && total < 200_001, "\(total) tags after the importer was killed")
+        #expect(await counts.waitUntil { $0.last == total }, "observed \(counts.all.suffix(3)) of \(total)")
+        let verified = try dir.strata("verify", "s.store")
+        #expect(verified.status == 0, "\(verified)")
+    }
 }
