@@ -66,7 +66,8 @@ let package = Package(
         // library so that tests can reach them; StrataCLI is its thin executable.
         .target(
             name: "StrataCommandLine",
-            dependencies: ["Strata", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Strata", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "Crypto", package: "swift-crypto")]
         ),
         .executableTarget(name: "StrataCLI", dependencies: ["StrataCommandLine"]),
         // The tutorial apps (posts, books, notes) as frozen version chains, for the example and the tests.
@@ -75,7 +76,8 @@ let package = Package(
         .executableTarget(name: "StrataExample", dependencies: ["StrataModels", "StrataTutorials"]),
         .target(name: "StrataTestSupport", dependencies: ["Strata", "StrataTestKit"], path: "Tests/StrataTestSupport"),
         // Fixtures: store files that only an older Strata or LMDB writes as they are (kept byte for byte).
-        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataTestSupport"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataTestSupport", .product(name: "Crypto", package: "swift-crypto")],
+                    resources: [.copy("Fixtures")]),
         // The deprecated Codable typed API (`Persistable`), which keeps working: its tests use it on purpose, so
         // their deprecation warnings are silenced here (the only target that does so).
         .testTarget(name: "StrataCodableAPITests", dependencies: ["Strata", "StrataTestSupport"],
@@ -90,10 +92,12 @@ let package = Package(
             ]
         ),
         // Macro models at run time: schemas identical to the DSL's, round trips, key-path queries, typed stages.
-        .testTarget(name: "StrataModelTests", dependencies: ["StrataModels", "StrataTestSupport", "StrataTutorials"]),
+        .testTarget(name: "StrataModelTests", dependencies: ["StrataModels", "StrataTestSupport", "StrataTutorials",
+                                                        .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "StrataCustomMigrationTests", dependencies: ["Strata", "StrataTutorials", "StrataTestKit"]),
         // Runs the built `strata` executable (the dependency makes sure it is built) on temporary stores.
-        .testTarget(name: "StrataCLITests", dependencies: ["StrataCLI", "StrataCommandLine", "Strata", "StrataTestSupport"]),
+        .testTarget(name: "StrataCLITests", dependencies: ["StrataCLI", "StrataCommandLine", "Strata", "StrataTestSupport",
+                                                      .product(name: "Crypto", package: "swift-crypto")]),
         // The reliability suite is the nested package Reliability/ (it builds the library with the
         // `ReliabilityHooks` trait); the benchmarks and the fuzzer are Benchmarks/ and Fuzz/.
     ],

@@ -21,10 +21,11 @@ struct ExportCommand: ParsableCommand {
             """)
 
     @Argument(help: "The store directory.") var store: String
+    @OptionGroup var key: KeyFileOption
     @Option(help: "Export only the objects of this entity.") var entity: String?
 
     func run() throws {
-        let handle = try StoreAccess.openRecorded(store, readOnly: true)
+        let handle = try StoreAccess.openRecorded(store, readOnly: true, key: key)
         defer { handle.close() }
         let schema = handle.schema
         if let name = entity, schema.entity(named: name) == nil {

@@ -23,6 +23,7 @@ struct HistoryCommand: ParsableCommand {
             """)
 
     @Argument(help: "The store directory.") var store: String
+    @OptionGroup var key: KeyFileOption
     @Option(help: "Print the transactions after this token (a transaction's token, or the last line's next).") var after: String?
     @Option(help: "The most transactions to print.") var limit: Int = 1_000
     @Flag(help: "Print JSON lines: one object per transaction, then {\"next\", \"atEnd\"}.") var json = false
@@ -34,7 +35,7 @@ struct HistoryCommand: ParsableCommand {
     }
 
     func run() throws {
-        let handle = try StoreAccess.openRecorded(store, readOnly: true)
+        let handle = try StoreAccess.openRecorded(store, readOnly: true, key: key)
         defer { handle.close() }
         do {
             if info {

@@ -29,6 +29,7 @@ struct ImportCommand: ParsableCommand {
             """)
 
     @Argument(help: "The store directory (it must exist: see `strata create`).") var store: String
+    @OptionGroup var key: KeyFileOption
     @Argument(help: ArgumentHelp("The JSON Lines file; standard input when omitted or \"-\".", valueName: "file")) var file: String?
     @Option(help: "Import only objects of this entity; lines without \"entity\" are objects of it.") var entity: String?
     @Option(help: "Lines per transaction.") var batchSize: Int = 10_000
@@ -43,7 +44,7 @@ struct ImportCommand: ParsableCommand {
     private var command: String { "strata import \(store)\(entity.map { " --entity \($0)" } ?? "")" }
 
     func run() throws {
-        let handle = try StoreAccess.openRecorded(store, readOnly: false)
+        let handle = try StoreAccess.openRecorded(store, readOnly: false, key: key)
         defer { handle.close() }
         try StoreAccess.refuseUnfinishedMigration(handle, path: store)
         let schema = handle.schema

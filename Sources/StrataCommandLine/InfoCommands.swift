@@ -18,6 +18,7 @@ struct InfoCommand: ParsableCommand {
             """)
 
     @Argument(help: "The store directory.") var store: String
+    @OptionGroup var key: KeyFileOption
     @Flag(help: "Print the information as JSON (the fields of StoreInfo).") var json = false
 
     func run() throws {
@@ -25,9 +26,9 @@ struct InfoCommand: ParsableCommand {
         // only); fall back to read-only. Neither writes data.mdb.
         let handle: Store
         do {
-            handle = try StoreAccess.openRecorded(store, readOnly: false)
+            handle = try StoreAccess.openRecorded(store, readOnly: false, key: key)
         } catch {
-            handle = try StoreAccess.openRecorded(store, readOnly: true)
+            handle = try StoreAccess.openRecorded(store, readOnly: true, key: key)
         }
         defer { handle.close() }
         let info: StoreInfo
@@ -40,7 +41,7 @@ struct InfoCommand: ParsableCommand {
         var lines: [String] = []
         func row(_ key: String, _ value: String) { lines.append(key.padding(toLength: 12, withPad: " ", startingAt: 0) + value) }
         row("Store", info.path)
-        row("Format", "\(info.formatVersion), created \(Format.date(info.createdAt)) by Strata \(info.createdByStrata) with LMDB \(info.createdWithLMDB)")
+        row("Format", "\(info.formatVersion)\(info.isEncrypted ? ", encrypted (AES-256-GCM)" : ""), created \(Format.date(info.createdAt)) by Strata \(info.createdByStrata) with LMDB \(info.createdWithLMDB)")
         row("LMDB", "\(info.lmdbVersion) (this tool)")
         row("Model", "\(info.modelVersion) (fingerprint \(info.modelFingerprint.prefix(16))…)")
         row("History", info.history.joined(separator: " → "))
@@ -99,9 +100,10 @@ struct SchemaCommand: ParsableCommand {
             """)
 
     @Argument(help: "The store directory.") var store: String
+    @OptionGroup var key: KeyFileOption
 
     func run() throws {
-        let handle = try StoreAccess.openRecorded(store, readOnly: true)
+        let handle = try StoreAccess.openRecorded(store, readOnly: true, key: key)
         defer { handle.close() }
         Console.out(String(decoding: handle.schema.jsonData(prettyPrinted: true), as: UTF8.self))
     }
@@ -121,6 +123,7 @@ struct CreateCommand: ParsableCommand {
             """)
 
     @Argument(help: "The new store's directory.") var store: String
+    @OptionGroup var key: KeyFileOption
     @Option(name: .long, help: ArgumentHelp("The model, in the schema JSON form.", valueName: "MODEL.json")) var schema: String
 
     func run() throws {
@@ -136,7 +139,9 @@ struct CreateCommand: ParsableCommand {
             throw CLIFailure("the directory \(parent) does not exist; create it first (mkdir -p \(parent))")
         }
         do {
-            let handle = try Store.open(at: url, schema: model)
+            var configuration = StoreConfiguration()
+            configuration.encryption = try key.encryption()
+            let handle = try Store.open(at: url, schema: model, configuration: configuration)
             handle.close()
         } catch {
             throw CLIFailure(ErrorText.describe(error, store: store, modelFile: schema))
@@ -161,10 +166,11 @@ struct VerifyCommand: ParsableCommand {
             """)
 
     @Argument(help: "The store directory.") var store: String
+    @OptionGroup var key: KeyFileOption
     @Flag(help: "Print the report as JSON (the fields of VerificationReport).") var json = false
 
     func run() throws {
-        let handle = try StoreAccess.openRecorded(store, readOnly: true)
+        let handle = try StoreAccess.openRecorded(store, readOnly: true, key: key)
         defer { handle.close() }
         let report: VerificationReport
         do { report = try handle.verify() } catch { throw CLIFailure(ErrorText.describe(error, store: store)) }
@@ -202,6 +208,7 @@ struct BackupCommand: ParsableCommand {
             """)
 
     @Argument(help: "The store directory.") var store: String
+    @OptionGroup var key: KeyFileOption
     @Argument(help: "The directory of the copy; it must not exist.") var destination: String
     @Flag(help: "Leave out free pages.") var compact = false
 
@@ -210,7 +217,7 @@ struct BackupCommand: ParsableCommand {
         if FileManager.default.fileExists(atPath: destinationURL.path) {
             throw CLIFailure("\(destination) already exists; a backup needs the path of a new directory")
         }
-        let handle = try StoreAccess.openRecorded(store, readOnly: true)
+        let handle = try StoreAccess.openRecorded(store, readOnly: true, key: key)
         defer { handle.close() }
         let start = now()
         do {

@@ -20,13 +20,14 @@ struct MaintainCommand: ParsableCommand {
 
     @Argument(help: "The store's directory.")
     var store: String
+    @OptionGroup var key: KeyFileOption
 
     @Option(name: .customLong("batch-size"), help: "Records per write transaction (default 10000).")
     var batchSize: Int = 10_000
 
     func run() throws {
         guard batchSize > 0 else { throw ValidationError("--batch-size must be positive") }
-        let handle = try StoreAccess.openRecorded(store, readOnly: false)
+        let handle = try StoreAccess.openRecorded(store, readOnly: false, key: key)
         defer { handle.close() }
         let display = ProgressDisplay()
         let start = now()
@@ -43,6 +44,9 @@ struct MaintainCommand: ParsableCommand {
             throw CLIFailure(ErrorText.describe(error, store: store))
         }
         display.finish()
+        if total.resealed > 0 {
+            Console.out("Re-sealed \(Format.plural(total.resealed, "value")) under the store's new key: the key rotation is done, and only the new key opens the store now.")
+        }
         Console.out("Rewrote \(Format.plural(total.rewritten, "record")) into their current layouts, added \(Format.plural(total.indexed, "index entry", "index entries")) "
                     + "and deleted \(Format.plural(total.deleted, "retired entry", "retired entries")) in \(Format.duration(now() - start)).")
     }

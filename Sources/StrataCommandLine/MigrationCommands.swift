@@ -22,6 +22,7 @@ struct PlanCommand: ParsableCommand {
             """)
 
     @Argument(help: "The store directory.") var store: String
+    @OptionGroup var key: KeyFileOption
     @Option(name: .customLong("to"), help: ArgumentHelp("The destination model, in the schema JSON form.", valueName: "MODEL.json")) var model: String
     @Flag(name: .customLong("rewrite-records"), help: "Rewrite every record into its entity's new layout during the migration, and build new indexes before it ends, instead of changing metadata only (old records read through projections and rewritten in the background).")
     var rewriteRecords = false
@@ -30,7 +31,7 @@ struct PlanCommand: ParsableCommand {
     func run() throws {
         let schema = try StoreAccess.loadModel(model)
         let explanation: MigrationExplanation
-        var configuration = StoreAccess.inspecting
+        var configuration = try StoreAccess.inspecting(key)
         if rewriteRecords { configuration.migration.rewritesEveryRecord() }
         do {
             explanation = try Store.explainMigration(at: StoreAccess.url(store), schema: schema, plan: nil,
@@ -39,7 +40,7 @@ struct PlanCommand: ParsableCommand {
             throw CLIFailure(ErrorText.describe(error, store: store, modelFile: model))
         }
         var unfinished: StoreInfo.MigrationState? = nil
-        if let handle = try? StoreAccess.openRecorded(store, readOnly: true) {
+        if let handle = try? StoreAccess.openRecorded(store, readOnly: true, key: key) {
             unfinished = try? handle.info().migration
             handle.close()
         }
@@ -54,6 +55,9 @@ struct PlanCommand: ParsableCommand {
         if let m = unfinished, !json {
             Console.out("")
             Console.out("An interrupted migration \(m.sourceVersion) → \(m.destinationVersion) is unfinished (task \(m.taskIndex + 1)/\(m.taskCount), \(Format.count(m.completed)) records done); `strata migrate` \(m.destinationVersion == schema.versionIdentifier ? "resumes it" : "to another model rolls it back first").")
+        }
+        if explanation.isUpToDate, let rotation = explanation.keyRotationText, !json {
+            Console.out(rotation + " `strata maintain STORE --key-file NEW --previous-key-file OLD` finishes it now.")
         }
         let blocked = explanation.steps.filter { !$0.diagnostics.isEmpty }
         if !blocked.isEmpty {
@@ -79,6 +83,7 @@ struct MigrateCommand: ParsableCommand {
             """)
 
     @Argument(help: "The store directory.") var store: String
+    @OptionGroup var key: KeyFileOption
     @Option(name: .customLong("to"), help: ArgumentHelp("The destination model, in the schema JSON form.", valueName: "MODEL.json")) var model: String
     @Option(help: "Records per batch (one write transaction each); default 10000.") var batchSize: Int?
     @Option(help: ArgumentHelp("Write a compacted copy of the store here before changing anything.", valueName: "DEST")) var backup: String?
@@ -100,10 +105,10 @@ struct MigrateCommand: ParsableCommand {
         let route: [String]
         var unfinished: StoreInfo.MigrationState? = nil
         do {
-            let handle = try StoreAccess.openRecorded(store, readOnly: true)
+            let handle = try StoreAccess.openRecorded(store, readOnly: true, key: key)
             unfinished = try handle.info().migration
             handle.close()
-            route = try Store.migrationRoute(at: url, schema: schema, plan: nil, configuration: StoreAccess.inspecting)
+            route = try Store.migrationRoute(at: url, schema: schema, plan: nil, configuration: try StoreAccess.inspecting(key))
         } catch {
             throw CLIFailure(ErrorText.describe(error, store: store, modelFile: model))
         }
@@ -131,6 +136,7 @@ struct MigrateCommand: ParsableCommand {
         let display = ProgressDisplay()
         var configuration = StoreConfiguration()
         configuration.createIfMissing = false
+        configuration.encryption = try key.encryption()
         if let batchSize { configuration.migration.batchSize = batchSize }
         if let backup { configuration.migration.backupDirectory = StoreAccess.url(backup) }
         if rewriteRecords { configuration.migration.rewritesEveryRecord() }

@@ -9,8 +9,9 @@ enum StoreAccess {
 
     /// Opens an existing store with the model recorded in it. Never creates a store; read-only opens never
     /// write to `data.mdb`.
-    static func openRecorded(_ path: String, readOnly: Bool) throws -> Store {
+    static func openRecorded(_ path: String, readOnly: Bool, key: KeyFileOption) throws -> Store {
         var configuration = StoreConfiguration()
+        configuration.encryption = try key.encryption()
         configuration.createIfMissing = false
         configuration.readOnly = readOnly
         do {
@@ -21,8 +22,9 @@ enum StoreAccess {
     }
 
     /// A read-only configuration for the static migration functions that only inspect.
-    static var inspecting: StoreConfiguration {
+    static func inspecting(_ key: KeyFileOption) throws -> StoreConfiguration {
         var configuration = StoreConfiguration()
+        configuration.encryption = try key.encryption()
         configuration.createIfMissing = false
         configuration.readOnly = true
         return configuration

@@ -115,4 +115,24 @@ import Testing
             #expect(try q.average(\.amount) == values.reduce(0.0) { $0 + Double($1) } / Double(values.count))
         }
     }
+
+    @Test("a sum added up in a wider type: Int32 values whose sum overflows Int32 but not Int64")
+    func sumInAWiderType() throws {
+        let store = try Store.temporary(schema: try Schema(Ledger.self))
+        defer { store.close() }
+        let deltas: [Int32?] = [Int32.max, Int32.max, nil, 7, Int32.min + 1]
+        try store.write { ctx in
+            for (i, delta) in deltas.enumerated() {
+                try ctx.insert(Ledger.Entry(amount: i, delta: delta, rate: 0, price: 0, label: "e\(i)", note: nil, at: Date(timeIntervalSince1970: 0)))
+            }
+        }
+        try store.read { ctx in
+            let q = try ctx.objects(Ledger.Entry.self)
+            let expected = deltas.compactMap { $0 }.reduce(Int64(0)) { $0 + Int64($1) }
+            #expect(try q.sum(\.delta, as: Int64.self) == expected)
+            #expect(throws: StoreError.self) { try q.sum(\.delta) }
+            #expect(throws: StoreError.self) { try q.sum(\.delta, as: Int16.self) }
+            #expect(try q.filter(\.amount == 3).sum(\.delta, as: Int64.self) == 7)
+        }
+    }
 }

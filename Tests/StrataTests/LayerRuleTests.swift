@@ -11,6 +11,7 @@ import Testing
         ["Vocabulary"],
         ["JSON"],
         ["Schema"],
+        ["Encryption"],
         ["Records"],
         ["Storage/Concurrency", "Storage/LMDB", "Storage/Keys"],
         ["Migration/Inference"],

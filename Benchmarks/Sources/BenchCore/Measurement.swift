@@ -76,6 +76,9 @@ public enum System: String, CaseIterable, Codable, Sendable {
     case strataCodable = "strata-codable"
     /// Scans through `ReadContext.forEachView(of:)`: the dynamic API's zero-copy record views.
     case strataViews = "strata-views"
+    /// Scans through `ModelQuery.forEachRecord(_:)`: macro models' borrowed records (fields decoded on access,
+    /// texts read in place); the scan's child also times the `sum`/`max`/`average` aggregates.
+    case strataRecords = "strata-records"
     case lmdb
     case sqlite
     /// GRDB 7 as an app uses it: `Codable` records, a `DatabaseQueue`, a `DatabaseMigrator`.
@@ -89,13 +92,14 @@ public enum System: String, CaseIterable, Codable, Sendable {
         case .strataTyped: [.insert, .scan, .get, .scanOldLayout, .customSplit].contains(scenario)
         case .strataCodable: [.insert, .scan, .get].contains(scenario)
         case .strataViews: scenario == .scan || scenario == .scanOldLayout
+        case .strataRecords: scenario == .scan
         case .strata: true
         case .lmdb: ![.scanOldLayout, .writesDuringSweep, .codableReshape].contains(scenario) && !scenario.isTool
         case .sqlite, .grdb: ![.sweep, .scanOldLayout, .writesDuringSweep, .codableReshape].contains(scenario) && !scenario.isTool
         }
     }
 
-    public var isStrata: Bool { self == .strata || self == .strataTyped || self == .strataCodable || self == .strataViews }
+    public var isStrata: Bool { self == .strata || self == .strataTyped || self == .strataCodable || self == .strataViews || self == .strataRecords }
 }
 
 /// What one child process is asked to do.

@@ -245,6 +245,17 @@ public enum StrataScenarios {
         fold.add(p.views)
     }
 
+    /// The same fold, from a macro model's borrowed record: texts read in place.
+    @inline(__always)
+    static func fold(_ r: MacroPosts.V1.Post.Record, into fold: inout Fold) throws {
+        fold.add(r.objectID.rawValue)
+        fold.add(uuid: try r.postID.uuid)
+        fold.add(try r.date.timeIntervalSinceReferenceDate)
+        try r.color.withUTF8 { fold.add(text: $0) }
+        try r.content.withUTF8 { fold.add(text: $0) }
+        fold.add(try r.views)
+    }
+
     @inline(__always)
     static func fold(_ p: Post, into fold: inout Fold) {
         fold.add(p.id?.rawValue ?? 0)
@@ -276,6 +287,13 @@ public enum StrataScenarios {
                         n += 1
                     }
                 }
+            } else if task.system == .strataRecords {
+                try store.read { ctx in
+                    try ctx.objects(MacroPosts.V1.Post.self).forEachRecord { r in
+                        try fold(r, into: &f)
+                        n += 1
+                    }
+                }
             } else if task.system == .strataViews {
                 try store.read { ctx in
                     try ctx.forEachView(of: "Post") { v in
@@ -296,7 +314,30 @@ public enum StrataScenarios {
         }
         guard n == task.records else { throw BenchFailure("scan read \(n) objects, expected \(task.records)") }
         report.extra["fold"] = Double(f.value % (1 << 50))
+        if task.system == .strataRecords { try measureAggregates(url: url, schema: schema, into: &report) }
         return report
+    }
+
+    /// Times the query aggregates over the scanned store, after the scan (outside its time): `sum`, `max` and
+    /// `average` of `views`, each over every post, in a read of its own; the sum is checked against a fold of
+    /// the owned values.
+    static func measureAggregates(url: URL, schema: Schema, into report: inout ChildReport) throws {
+        let store = try Store.open(at: url, schema: schema)
+        defer { store.close() }
+        var expected: Int64 = 0
+        try store.read { ctx in try ctx.objects(MacroPosts.V1.Post.self).forEach { expected += Int64($0.views) } }
+        func timed<R>(_ body: (ReadContext) throws -> R) throws -> (Double, R) {
+            let start = Clock.now()
+            let r = try store.read(body)
+            return (Clock.now() - start, r)
+        }
+        let (sumTime, sum) = try timed { try $0.objects(MacroPosts.V1.Post.self).sum(\.views, as: Int64.self) }
+        let (maxTime, _) = try timed { try $0.objects(MacroPosts.V1.Post.self).max(\.views) }
+        let (averageTime, _) = try timed { try $0.objects(MacroPosts.V1.Post.self).average(\.views) }
+        guard sum == expected else { throw BenchFailure("sum(views) is \(sum), the posts' views add up to \(expected)") }
+        report.extra["sum_seconds"] = sumTime
+        report.extra["max_seconds"] = maxTime
+        report.extra["average_seconds"] = averageTime
     }
 
     static func measureGet(_ task: ChildTask, url: URL) throws -> ChildReport {

@@ -66,6 +66,22 @@ enum Report {
         ratio(.scan, to: .lmdb, atLeast: 0.4, system: .strataTyped)
         ratio(.customSplit, to: .sqlite, atLeast: 1.5, system: .strataTyped)
         for scenario in [Scenario.insert, .scan, .get] { ratio(scenario, to: .grdb, atLeast: 2, system: .strataTyped) }
+        // Issue 22: the typed stage is the fast path.
+        if let t = row(rows, .customSplit, .strataTyped), let d = row(rows, .customSplit, .strata) {
+            let x = t.recordsPerSecond / d.recordsPerSecond
+            goals.append(Goal(goal: "custom-split: typed stage ≥ the dynamic policy", measured: String(format: "%.2f×", x), met: x >= 1))
+        }
+        // Issue 23: typed reads and writes near the memory map.
+        ratio(.scan, to: .lmdb, atLeast: 0.45, system: .strataTyped)
+        ratio(.scan, to: .lmdb, atLeast: 0.7, system: .strataViews)
+        ratio(.scan, to: .lmdb, atLeast: 0.45, system: .strataRecords)
+        ratio(.get, to: .lmdb, atLeast: 0.8, system: .strataTyped)
+        if let s = row(rows, .open, .strata), let l = row(rows, .open, .lmdb),
+           let sf = s.extra["first_open_seconds"], let lf = l.extra["first_open_seconds"] {
+            goals.append(Goal(goal: "first open of a process ≤ 2× lmdb's", measured: String(format: "%.2f× (%@ vs %@)", sf / lf,
+                                                                                          format(seconds: sf), format(seconds: lf)),
+                              met: sf / lf <= 2))
+        }
         if let s = row(rows, .open, .strata), let l = row(rows, .open, .lmdb) {
             let x = s.seconds / l.seconds
             goals.append(Goal(goal: "open within 2× of lmdb", measured: String(format: "%.2f× (%@ vs %@)", x,
@@ -202,6 +218,9 @@ enum Report {
         for r in rows {
             var parts: [String] = []
             if let v = r.extra["first_open_seconds"] { parts.append("first open \(format(seconds: v))") }
+            if let sum = r.extra["sum_seconds"], let max = r.extra["max_seconds"], let average = r.extra["average_seconds"] {
+                parts.append("aggregates over every post: sum(\\.views) \(format(seconds: sum)), max \(format(seconds: max)), average \(format(seconds: average))")
+            }
             if let v = r.extra["swept_seconds"] { parts.append("after the sweep \(format(seconds: v)) (old layouts at \(String(format: "%.2f", r.extra["old_to_swept"] ?? 0))× its speed)") }
             if let old = r.extra["old_scan_seconds"], let swept = r.extra["swept_scan_seconds"] {
                 parts.append("every spot's bytes read through the reshape \(format(seconds: old)), the same bytes after the sweep \(format(seconds: swept))")

@@ -95,6 +95,7 @@ struct IndexBinding: Sendable {
     let wasBuilding: Bool
 }
 
+@usableFromInline
 final class EntityBinding: Sendable {
     let position: Int
     let entity: Entity

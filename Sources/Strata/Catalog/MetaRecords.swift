@@ -14,8 +14,10 @@ import Foundation
 /// | `journal` | the migration in progress, if any: its checkpoint, written with every batch |
 /// | `maintenance` | records left in older layouts, indexes being built, the sweep's cursor (``MaintenanceRecord``) |
 /// | `changeHistory` | the change history's state: on or off, the store's identity in tokens, how far it was pruned, its retention (`HistoryState`) |
+/// | `encryption` | only in an encrypted store, in the clear: the cipher, each key epoch's salt and key check (``EncryptionRecord``) |
+/// | `keyRotation` | while a key rotation runs: the sweep's progress (``KeyRotationRecord``) |
 enum MetaKey: String, CaseIterable {
-    case format, model, identity, catalog, state, counter, history, journal, maintenance, changeHistory
+    case format, model, identity, catalog, state, counter, history, journal, maintenance, changeHistory, encryption, keyRotation
 }
 
 /// `[u32 LE CRC-32C of (key ‖ payload)] [payload]`.
@@ -31,7 +33,11 @@ enum MetaEnvelope {
     }
 
     static func unwrap(_ key: MetaKey, _ bytes: UnsafeRawBufferPointer) throws(DecodeFailure) -> UnsafeRawBufferPointer {
-        guard bytes.count >= 4 else { throw DecodeFailure("\(key.rawValue): too short") }
+        guard bytes.count >= 4 else {
+            if SealedValue.isUnopenable(bytes) { throw DecodeFailure("\(key.rawValue): \(SealedValue.unopenableReason)") }
+            if SealedValue.isUnknownKey(bytes) { throw DecodeFailure("\(key.rawValue): \(SealedValue.unknownKeyReason)") }
+            throw DecodeFailure("\(key.rawValue): too short")
+        }
         let stored = bytes.loadUnaligned(as: UInt32.self).littleEndian
         let payload = UnsafeRawBufferPointer(rebasing: bytes[4...])
         let seed = Checksum.crc32c(Array(key.rawValue.utf8))
@@ -84,9 +90,13 @@ struct MetaTable {
 /// What created the store: the first thing checked when a store is opened.
 struct FormatRecord: Equatable {
     static let magic: [UInt8] = Array("STRATA".utf8)
-    /// The newest format this Strata reads and writes: 2 is a store that keeps a change history (an older
-    /// Strata, which would commit without recording history, refuses it); 1 is every other store.
-    static let currentVersion: UInt16 = 2
+    /// The newest format this Strata reads and writes: 3 is an encrypted store (<doc:Encryption>), whether or not
+    /// it keeps a change history (an older Strata, which cannot open seals, refuses it); 2 is a store that keeps a
+    /// change history (an older Strata, which would commit without recording history, refuses it); 1 is every
+    /// other store.
+    static let currentVersion: UInt16 = 3
+    /// The format of an encrypted store.
+    static let versionEncrypted: UInt16 = 3
     /// The format of a store without change history (what a new store is created with).
     static let versionWithoutHistory: UInt16 = 1
     /// The format of a store that keeps a change history.

@@ -45,7 +45,8 @@ enum HistorySwitch {
         guard var format = try meta.read(.format, in: txn, FormatRecord.init(decoding:)) else {
             throw StoreError.corrupted(path: meta.path, reason: .metadata("the format record is missing"))
         }
-        guard format.formatVersion != version else { return }
+        // An encrypted store keeps format 3 with or without history (no older Strata reads either).
+        guard format.formatVersion != version, format.formatVersion != FormatRecord.versionEncrypted else { return }
         format.formatVersion = version
         try meta.put(.format, format.encoded(), in: txn)
     }

@@ -22,10 +22,24 @@ enum MaintenanceBatch {
         var remainingIndexes = 0
         /// Whether every maintenance task is done.
         var isDone = false
+        /// Values a key rotation's sweep re-sealed under the new key, values left under the old one (at most), and
+        /// whether this batch ended the rotation.
+        var resealed = 0
+        var remainingResealing = 0
+        var finishedKeyRotation = false
     }
 
     /// Runs one batch: at most `limit` records (or garbage entries), and at most `seconds`.
     static func run(model: BoundModel, environment: Environment, limit: Int, seconds: Double) throws -> Batch {
+        let batch = try runBatch(model: model, environment: environment, limit: limit, seconds: seconds)
+        // The rotation's last batch committed: from now on only the new key opens the store.
+        if batch.finishedKeyRotation, let keyring = environment.keyring {
+            environment.install(StoreKeyring(current: keyring.current), replacing: true)
+        }
+        return batch
+    }
+
+    private static func runBatch(model: BoundModel, environment: Environment, limit: Int, seconds: Double) throws -> Batch {
         try environment.write { txn in
             guard let state = try model.meta.read(.state, in: txn, StateRecord.init(decoding:)) else {
                 throw StoreError.corrupted(path: environment.path, reason: .metadata("the state record is missing"))
@@ -37,6 +51,15 @@ enum MaintenanceBatch {
                 throw StoreError.corrupted(path: environment.path, reason: .metadata("the catalog record is missing"))
             }
             var batch = Batch()
+            // A key rotation's sweep goes first: the old key is needed until it ends.
+            if let rotation = try KeyRotation.sweep(model: model, catalog: catalog, txn: txn, limit: limit, seconds: seconds) {
+                batch.resealed = rotation.resealed
+                batch.remainingResealing = rotation.finished ? 0 : rotation.remaining
+                batch.finishedKeyRotation = rotation.finished
+                batch.remainingOldRecords = m.oldRecords
+                batch.remainingIndexes = m.buildingIndexes.count
+                return batch
+            }
             if let binding = nextEntity(model, catalog, m) {
                 try sweep(binding, model: model, catalog: catalog, txn: txn, record: &m, limit: limit, seconds: seconds, batch: &batch)
             } else {
@@ -95,7 +118,7 @@ enum MaintenanceBatch {
             if !building.isEmpty {
                 let values = try binding.decodeValues(e.value, id: id)
                 for index in building where !values[index.attribute].isNull {
-                    try IndexKey.encode(values[index.attribute]).withUnsafeBytes { k in
+                    try txn.indexKey(values[index.attribute]).withUnsafeBytes { k in
                         try ObjectKey.with(id) { v in _ = try txn.put(index.dbi, key: k, value: v, flags: LMDBFlags.noDupData) }
                     }
                     batch.indexed += 1

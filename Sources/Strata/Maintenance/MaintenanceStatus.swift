@@ -18,11 +18,14 @@ public struct MaintenanceStatus: Sendable, Codable, Hashable {
     public var entities: [EntityStatus]
     /// Databases earlier migrations retired that still hold entries.
     public var retiredDatabasesToEmpty: Int
+    /// While a key rotation runs (``Store/rotateEncryptionKey(at:to:configuration:)``): the values still sealed under
+    /// the previous key, at most — the previous key is needed to open the store until this is nil.
+    public var valuesUnderPreviousKey: Int? = nil
     /// Records left in older layouts in all (counted ones).
     public var oldLayoutRecords: Int { entities.reduce(0) { $0 + ($1.oldLayoutRecords?.values.reduce(0, +) ?? 0) } }
     /// Whether nothing is left: every record in its current layout, every index built, nothing to empty.
     public var isComplete: Bool {
-        retiredDatabasesToEmpty == 0 && entities.allSatisfy { ($0.oldLayoutRecords?.isEmpty ?? false) && $0.indexesBuilding.isEmpty }
+        valuesUnderPreviousKey == nil && retiredDatabasesToEmpty == 0 && entities.allSatisfy { ($0.oldLayoutRecords?.isEmpty ?? false) && $0.indexesBuilding.isEmpty }
     }
 }
 
@@ -37,6 +40,8 @@ public struct MaintenanceProgress: Sendable, CustomStringConvertible {
     /// Records of older layouts still counted, and indexes still being built.
     public var remainingOldRecords: Int
     public var remainingIndexes: Int
+    /// Values a key rotation re-sealed under the new key so far.
+    public var resealed: Int = 0
 
     public var description: String {
         "maintenance\(entity.map { " of \($0)" } ?? ""): \(rewritten) records rewritten, \(indexed) index entries, "

@@ -77,6 +77,16 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
     /// without migrating it: every change since each of them is additive (see <doc:Migrations>, "Opening a
     /// newer store with an older app"). Oldest first.
     public var versionsThatCanOpen: [String] = []
+    /// While a key rotation of the encrypted store runs (``Store/rotateEncryptionKey(at:to:configuration:)``): the
+    /// values still sealed under the previous key, at most, which the store's maintenance re-seals in the background.
+    public var valuesUnderPreviousKey: Int? = nil
+
+    /// The sentence on a key rotation under way, if any.
+    public var keyRotationText: String? {
+        valuesUnderPreviousKey.map {
+            "A key rotation is under way: at most \($0) value\($0 == 1 ? " is" : "s are") still sealed under the previous key, which opening the store needs until the store's maintenance has re-sealed them."
+        }
+    }
 
     /// The estimated duration of the whole migration, in seconds.
     public var estimatedSeconds: Double { steps.reduce(0) { $0 + $1.estimatedSeconds } }
@@ -92,7 +102,10 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        if isUpToDate { return "The store is at \(storeVersion), the app's version: nothing to migrate. " + olderVersionsText }
+        if isUpToDate {
+            return "The store is at \(storeVersion), the app's version: nothing to migrate. " + olderVersionsText
+                + (keyRotationText.map { " " + $0 } ?? "")
+        }
         var lines = ["The store is at \(storeVersion); \(steps.count) step\(steps.count == 1 ? "" : "s") to \(steps.last?.destination ?? "?"):"]
         for (i, step) in steps.enumerated() {
             let kind = step.isCustom ? "custom stage" : "lightweight"
@@ -138,6 +151,10 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
         }
         lines.append("")
         lines.append(olderVersionsText)
+        if let rotation = keyRotationText {
+            lines.append("")
+            lines.append(rotation)
+        }
         if let c = calibration, c.sampledRecords > 0 {
             lines.append("")
             lines.append("Estimates are calibrated on \(c.sampledRecords) records of this store: per record, read \(Self.secondsText(c.readSecondsPerRecord)), decode \(Self.secondsText(c.decodeSecondsPerRecord)), encode \(Self.secondsText(c.encodeSecondsPerRecord)), write \(Self.secondsText(c.writeSecondsPerRecord)), insert an object \(Self.secondsText(c.insertSecondsPerRecord)); a durable commit \(Self.secondsText(c.commitSeconds)).")

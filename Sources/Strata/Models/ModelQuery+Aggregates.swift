@@ -16,16 +16,34 @@ import Foundation
 extension ModelQuery {
     /// The sum of an integer property over the matching objects (0 when none).
     /// - Throws: ``StoreError/Code-swift.struct/invalidValue`` when the sum overflows `V`.
+    @inlinable
     public func sum<V: ModelScalar & FixedWidthInteger>(_ keyPath: KeyPath<T, V>) throws -> V {
         try integerSum(keyPath)
     }
 
     /// The sum of an optional integer property over the matching objects that have a value (0 when none).
+    @inlinable
     public func sum<V: ModelScalar & FixedWidthInteger>(_ keyPath: KeyPath<T, V?>) throws -> V {
         try integerSum(keyPath)
     }
 
+    /// The sum of an integer property over the matching objects, added up in a wider type `R` (as SQL's `SUM`
+    /// returns 64-bit integers): `sum(\.views, as: Int64.self)` over `Int32` views that would overflow `Int32`.
+    /// - Throws: ``StoreError/Code-swift.struct/invalidValue`` when the sum overflows `R`.
+    @inlinable
+    public func sum<V: ModelScalar & FixedWidthInteger, R: FixedWidthInteger>(_ keyPath: KeyPath<T, V>, as type: R.Type) throws -> R {
+        try integerSum(keyPath, as: R.self, V.self)
+    }
+
+    /// The sum of an optional integer property (nil values left out), added up in a wider type `R`.
+    /// - Throws: ``StoreError/Code-swift.struct/invalidValue`` when the sum overflows `R`.
+    @inlinable
+    public func sum<V: ModelScalar & FixedWidthInteger, R: FixedWidthInteger>(_ keyPath: KeyPath<T, V?>, as type: R.Type) throws -> R {
+        try integerSum(keyPath, as: R.self, V.self)
+    }
+
     /// The sum of a floating-point property over the matching objects, added in identifier order (0 when none).
+    @inlinable
     public func sum<V: ModelScalar & BinaryFloatingPoint>(_ keyPath: KeyPath<T, V>) throws -> V {
         var total: V = 0
         try fold(keyPath) { (v: V) in total += v }
@@ -33,6 +51,7 @@ extension ModelQuery {
     }
 
     /// The sum of an optional floating-point property over the matching objects that have a value.
+    @inlinable
     public func sum<V: ModelScalar & BinaryFloatingPoint>(_ keyPath: KeyPath<T, V?>) throws -> V {
         var total: V = 0
         try fold(keyPath) { (v: V) in total += v }
@@ -40,6 +59,7 @@ extension ModelQuery {
     }
 
     /// The sum of a decimal property over the matching objects (0 when none).
+    @inlinable
     public func sum(_ keyPath: KeyPath<T, Decimal>) throws -> Decimal {
         var total = Decimal(0)
         try fold(keyPath) { (v: Decimal) in total += v }
@@ -47,6 +67,7 @@ extension ModelQuery {
     }
 
     /// The sum of an optional decimal property over the matching objects that have a value.
+    @inlinable
     public func sum(_ keyPath: KeyPath<T, Decimal?>) throws -> Decimal {
         var total = Decimal(0)
         try fold(keyPath) { (v: Decimal) in total += v }
@@ -54,74 +75,96 @@ extension ModelQuery {
     }
 
     /// The least value of a property among the matching objects (nil when none), in the store's order.
+    @inlinable
     public func min<V: ModelScalar & Comparable>(_ keyPath: KeyPath<T, V>) throws -> V? {
         try extreme(keyPath, least: true)
     }
 
     /// The least value of an optional property among the matching objects that have one.
+    @inlinable
     public func min<V: ModelScalar & Comparable>(_ keyPath: KeyPath<T, V?>) throws -> V? {
         try extreme(keyPath, least: true)
     }
 
     /// The greatest value of a property among the matching objects (nil when none), in the store's order.
+    @inlinable
     public func max<V: ModelScalar & Comparable>(_ keyPath: KeyPath<T, V>) throws -> V? {
         try extreme(keyPath, least: false)
     }
 
     /// The greatest value of an optional property among the matching objects that have one.
+    @inlinable
     public func max<V: ModelScalar & Comparable>(_ keyPath: KeyPath<T, V?>) throws -> V? {
         try extreme(keyPath, least: false)
     }
 
     /// The mean of an integer property over the matching objects (nil when none), computed in `Double`.
+    @inlinable
     public func average<V: ModelScalar & BinaryInteger>(_ keyPath: KeyPath<T, V>) throws -> Double? {
         try mean(keyPath) { (v: V) in Double(v) }
     }
 
     /// The mean of an optional integer property over the matching objects that have a value.
+    @inlinable
     public func average<V: ModelScalar & BinaryInteger>(_ keyPath: KeyPath<T, V?>) throws -> Double? {
         try mean(keyPath) { (v: V) in Double(v) }
     }
 
     /// The mean of a floating-point property over the matching objects (nil when none), computed in `Double`.
+    @inlinable
     public func average<V: ModelScalar & BinaryFloatingPoint>(_ keyPath: KeyPath<T, V>) throws -> Double? {
         try mean(keyPath) { (v: V) in Double(v) }
     }
 
     /// The mean of an optional floating-point property over the matching objects that have a value.
+    @inlinable
     public func average<V: ModelScalar & BinaryFloatingPoint>(_ keyPath: KeyPath<T, V?>) throws -> Double? {
         try mean(keyPath) { (v: V) in Double(v) }
     }
 
     // MARK: Folding
 
-    private func integerSum<V: ModelScalar & FixedWidthInteger, P>(_ keyPath: KeyPath<T, P>) throws -> V {
-        var total: V = 0
+    @inlinable
+    func integerSum<V: ModelScalar & FixedWidthInteger, P>(_ keyPath: KeyPath<T, P>) throws -> V {
+        try integerSum(keyPath, as: V.self, V.self)
+    }
+
+    /// Adds up the `V` values of `keyPath` in `R`; a value `R` cannot hold counts as an overflow.
+    @inlinable
+    func integerSum<V: ModelScalar & FixedWidthInteger, R: FixedWidthInteger, P>(
+        _ keyPath: KeyPath<T, P>, as: R.Type, _ stored: V.Type
+    ) throws -> R {
+        var total: R = 0
         var overflowed = false
         try fold(keyPath) { (v: V) in
-            let (s, o) = total.addingReportingOverflow(v)
+            guard let w = R(exactly: v) else { overflowed = true; return }
+            let (s, o) = total.addingReportingOverflow(w)
             total = s
             overflowed = overflowed || o
         }
-        if overflowed {
-            throw StoreError.invalidValue(entity: binding.name, attribute: try attributeName(keyPath),
-                                          expected: "a sum that fits in \(V.self)", actual: "an overflow")
-        }
+        if overflowed { throw try sumOverflow(keyPath, type: "\(R.self)") }
         return total
     }
 
-    private func mean<V: ModelScalar, P>(_ keyPath: KeyPath<T, P>, _ double: (V) -> Double) throws -> Double? {
+    /// The error of a sum that does not fit in its type.
+    @usableFromInline
+    func sumOverflow<P>(_ keyPath: KeyPath<T, P>, type: String) throws -> StoreError {
+        StoreError.invalidValue(entity: binding.name, attribute: try attributeName(keyPath),
+                                expected: "a sum that fits in \(type)", actual: "an overflow")
+    }
+
+    @inlinable
+    func mean<V: ModelScalar, P>(_ keyPath: KeyPath<T, P>, _ double: (V) -> Double) throws -> Double? {
         var total = 0.0
         var n = 0
         try fold(keyPath) { (v: V) in total += double(v); n += 1 }
         return n == 0 ? nil : total / Double(n)
     }
 
-    private func extreme<V: ModelScalar & Comparable, P>(_ keyPath: KeyPath<T, P>, least: Bool) throws -> V? {
+    @inlinable
+    func extreme<V: ModelScalar & Comparable, P>(_ keyPath: KeyPath<T, P>, least: Bool) throws -> V? {
         // Strings order by their UTF-8 bytes in the store (as queries compare them), not by `String`'s `<`.
-        let precedes: (V, V) -> Bool = V.self == String.self
-            ? { a, b in a.queryValue.compare(b.queryValue) == .orderedAscending }
-            : { a, b in a < b }
+        let precedes: (V, V) -> Bool = V.self == String.self ? { a, b in Self.storeOrders(a, before: b) } : { a, b in a < b }
         if let found: V? = try extremeFromIndex(keyPath, least: least) { return found }
         var best: V?
         try fold(keyPath) { (v: V) in
@@ -131,11 +174,19 @@ extension ModelQuery {
         return best
     }
 
+    /// Whether the store orders `a` before `b` (strings by their UTF-8 bytes).
+    @usableFromInline
+    static func storeOrders<V: ModelScalar>(_ a: V, before b: V) -> Bool {
+        a.queryValue.compare(b.queryValue) == .orderedAscending
+    }
+
     /// The least or greatest value straight from the attribute's index: its first or last key's object, when the
     /// query has no condition, offset or limit, and the index orders values as they compare (fixed-size keys).
-    /// Nil when the index cannot answer (the caller scans); `.some(nil)` when the entity has no value.
-    private func extremeFromIndex<V: ModelScalar, P>(_ keyPath: KeyPath<T, P>, least: Bool) throws -> V?? {
-        guard predicates.isEmpty, filters.isEmpty, offsetCount == 0, limitCount == nil else { return nil }
+    /// Nil when the index cannot answer (the caller scans); `.some(nil)` when the entity has no value. An encrypted
+    /// store's index keys are keyed hashes, which order nothing: it always scans.
+    @usableFromInline
+    func extremeFromIndex<V: ModelScalar, P>(_ keyPath: KeyPath<T, P>, least: Bool) throws -> V?? {
+        guard predicates.isEmpty, filters.isEmpty, offsetCount == 0, limitCount == nil, !context.txn.hasHashedIndexKeys else { return nil }
         let a = try attribute(keyPath)
         switch binding.attributeTypes[a] {
         case .int64, .int32, .int16, .double, .float, .date, .bool, .uuid: break
@@ -157,20 +208,31 @@ extension ModelQuery {
 
     /// Calls `body` with the value of `keyPath` (a property of type `V` or `V?`) of each matching object that has
     /// one, reading only that field of each record.
+    /// Inlined into the caller, so that the value type is concrete there: a generic read here would look up
+    /// `Optional<V>`'s metadata for every record.
+    @inlinable
     func fold<V: ModelScalar, P>(_ keyPath: KeyPath<T, P>, _ body: (V) throws -> Void) throws {
         let a = try attribute(keyPath)
         try forEachMatchingRecord { bytes, id in
-            var reader = try ModelReader(record: bytes, id: id, binding: binding, context: context)
+            var reader = try openRecord(bytes, id: id)
             if let v = try V.read(a, from: &reader) { try body(v) }
         }
     }
 
+    /// A reader over one matching record (its checksum checked).
+    @usableFromInline
+    func openRecord(_ bytes: UnsafeRawBufferPointer, id: UInt64) throws -> ModelReader {
+        try ModelReader(record: bytes, id: id, binding: binding, context: context)
+    }
+
     /// The position of the stored attribute a key path names.
-    private func attribute<P>(_ keyPath: KeyPath<T, P>) throws -> Int {
+    @usableFromInline
+    func attribute<P>(_ keyPath: KeyPath<T, P>) throws -> Int {
         try binding.attribute(try attributeName(keyPath))
     }
 
-    private func attributeName<P>(_ keyPath: KeyPath<T, P>) throws -> String {
+    @usableFromInline
+    func attributeName<P>(_ keyPath: KeyPath<T, P>) throws -> String {
         guard let name = T.propertyName(for: keyPath), binding.attributeIndex[name] != nil else {
             throw StoreError.unknownAttribute(entity: binding.name, name: "\(keyPath)")
         }
@@ -181,6 +243,7 @@ extension ModelQuery {
     /// in the query's sort order when it sorts and limits), honouring offset and limit. Conditions on stored
     /// attributes are evaluated on the record's fields; closure filters, and conditions on other key paths, on
     /// model values.
+    @usableFromInline
     func forEachMatchingRecord(_ body: (UnsafeRawBufferPointer, UInt64) throws -> Void) throws {
         if !sortKeys.isEmpty && (limitCount != nil || offsetCount > 0) {
             // Which objects count depends on the sort: take them as values, then read each record.
@@ -195,14 +258,18 @@ extension ModelQuery {
         let condition = RecordCondition(predicates, binding: binding)
         var skipped = 0
         var returned = 0
+        // Decided once, not per record: in this generic type, asking an array of `T`'s closures whether it is
+        // empty looks up its metadata every time.
+        let checksModels = condition == nil && !predicates.isEmpty
+        let hasFilters = !filters.isEmpty
         try scanRecords { bytes, id in
             if let condition {
                 var reader = try ModelReader(record: bytes, id: id, binding: binding, context: context)
                 guard try reader.matches(condition) else { return true }
-            } else if !predicates.isEmpty {
+            } else if checksModels {
                 guard try matchesModel(bytes, id) else { return true }
             }
-            if !filters.isEmpty {
+            if hasFilters {
                 let value = try context.decodeModel(T.self, bytes, id: id, binding: binding)
                 for f in filters where try !f(value) { return true }
             }
@@ -224,8 +291,8 @@ extension ModelQuery {
         let txn = context.txn
         if let condition = try indexCondition(), let index = try context.queryableIndex(binding, on: condition.attribute) {
             let cursor = try txn.cursor(index.dbi)
-            let upperKey = condition.upper.map { IndexKey.encode($0) }
-            var entry = try condition.lower.map { lower in try IndexKey.encode(lower).withUnsafeBytes { try cursor.seek($0) } } ?? cursor.first()
+            let upperKey = condition.upper.map { txn.indexKey($0) }
+            var entry = try condition.lower.map { lower in try txn.indexKey(lower).withUnsafeBytes { try cursor.seek($0) } } ?? cursor.first()
             while let e = entry {
                 if let upperKey, upperKey.lexicographicallyPrecedes(Array(e.key)) { return }
                 let id = try ObjectKey.decode(e.value)

@@ -15,8 +15,8 @@ import Foundation
 ///     .fetch()
 /// ```
 public struct ModelQuery<T: EntityModel> {
-    let context: ReadContext
-    let binding: EntityBinding
+    @usableFromInline let context: ReadContext
+    @usableFromInline let binding: EntityBinding
     var predicates: [ModelPredicate<T>] = []
     var filters: [(T) throws -> Bool] = []
     var sortKeys: [(read: (T) -> Value, ascending: Bool)] = []
@@ -131,8 +131,8 @@ public struct ModelQuery<T: EntityModel> {
         let txn = context.txn
         if let condition = try indexCondition(), let index = try context.queryableIndex(binding, on: condition.attribute) {
             let cursor = try txn.cursor(index.dbi)
-            let upperKey = condition.upper.map { IndexKey.encode($0) }
-            var entry = try condition.lower.map { lower in try IndexKey.encode(lower).withUnsafeBytes { try cursor.seek($0) } } ?? cursor.first()
+            let upperKey = condition.upper.map { txn.indexKey($0) }
+            var entry = try condition.lower.map { lower in try txn.indexKey(lower).withUnsafeBytes { try cursor.seek($0) } } ?? cursor.first()
             while let e = entry {
                 if let upperKey, upperKey.lexicographicallyPrecedes(Array(e.key)) { return }
                 let id = try decodeKey(e.value)
@@ -193,7 +193,7 @@ public struct ModelQuery<T: EntityModel> {
             bounds[a] = c
         }
         for c in bounds.values.sorted(by: { $0.attribute < $1.attribute })
-        where c.canUseIndex(for: binding.attributeTypes[c.attribute]) {
+        where c.canUseIndex(for: binding.attributeTypes[c.attribute], hashedKeys: context.txn.hasHashedIndexKeys) {
             if c.equals != nil { return c }
             if best == nil { best = c }
         }

@@ -48,6 +48,7 @@ public final class ModelRecordAccess {
     /// The identifier of the object shown.
     @exclusivity(unchecked) public private(set) var objectID = ObjectID(rawValue: 0)
 
+    @usableFromInline
     init(binding: EntityBinding, context: ReadContext) {
         self.binding = binding
         self.context = context
@@ -55,6 +56,7 @@ public final class ModelRecordAccess {
     }
 
     /// Shows the record of object `id` (its checksum checked).
+    @usableFromInline
     func show(_ bytes: UnsafeRawBufferPointer, id: UInt64) throws {
         do {
             fields = try RecordFields(bytes, id: id, entity: binding)
@@ -66,11 +68,12 @@ public final class ModelRecordAccess {
     }
 
     /// Stops showing a record: the view's reads throw from now on.
+    @usableFromInline
     func end() { fields = nil }
 
     /// Runs `body` with a reader over the shown record, after checking the view is still valid.
-    @inline(__always)
-    private func reading<R>(_ body: (inout ModelReader) throws -> R) throws -> R {
+    @usableFromInline
+    func reading<R>(_ body: (inout ModelReader) throws -> R) throws -> R {
         try lease.check()
         guard let shown = fields else { throw StoreError.transactionEnded }
         var reader = ModelReader(fields: shown, id: objectID, binding: binding, context: context)
@@ -78,10 +81,14 @@ public final class ModelRecordAccess {
         return try body(&reader)
     }
 
+    // Inlined into generated views, so the value type is concrete there (a generic read here would look up
+    // `Optional<V>`'s metadata for every field read).
+    @inlinable
     public func read<V: ModelScalar>(_ slot: Int) throws -> V {
         try reading { try $0.read(slot) }
     }
 
+    @inlinable
     public func read<V: ModelScalar>(_ slot: Int) throws -> V? {
         try reading { try $0.read(slot) }
     }
@@ -164,6 +171,7 @@ extension ModelQuery {
     ///     words += try post.content.utf8Count / 6
     /// }
     /// ```
+    @inlinable
     public func forEachRecord(_ body: (T.Record) throws -> Void) throws {
         let access = ModelRecordAccess(binding: binding, context: context)
         defer { access.end() }
@@ -174,6 +182,7 @@ extension ModelQuery {
     }
 
     /// Folds the matching objects' borrowed views into a result.
+    @inlinable
     public func reduce<Result>(into initial: Result, _ update: (inout Result, T.Record) throws -> Void) throws -> Result {
         var result = initial
         try forEachRecord { try update(&result, $0) }

@@ -35,9 +35,9 @@ public final class ObjectCursor {
     init(query: ObjectQuery) throws {
         self.context = query.context
         self.query = query
-        if let c = query.condition, c.canUseIndex(for: query.binding.attributeTypes[c.attribute]),
+        if let c = query.condition, c.canUseIndex(for: query.binding.attributeTypes[c.attribute], hashedKeys: query.context.txn.hasHashedIndexKeys),
            let index = try query.context.queryableIndex(query.binding, on: c.attribute) {
-            source = .index(try query.context.txn.cursor(index.dbi), c, c.upper.map { IndexKey.encode($0) })
+            source = .index(try query.context.txn.cursor(index.dbi), c, c.upper.map { query.context.txn.indexKey($0) })
         } else {
             source = .entity(try query.context.txn.cursor(query.binding.dbi))
         }
@@ -100,7 +100,7 @@ public final class ObjectCursor {
                 if !started {
                     started = true
                     if let lower = c.lower {
-                        entry = try IndexKey.encode(lower).withUnsafeBytes { try cursor.seek($0) }
+                        entry = try context.txn.indexKey(lower).withUnsafeBytes { try cursor.seek($0) }
                     } else {
                         entry = try cursor.first()
                     }

@@ -52,9 +52,10 @@ public struct ObjectQuery {
         /// own type), so a bound of another kind (an integer attribute queried from `2.5`) needs a scan; and
         /// decimal keys are text, which answers equality but not ranges. A bound longer than the index's inline
         /// limit has a key ending in a hash, which does not order values sharing its prefix: ranges from or to
-        /// it are scanned too.
-        func canUseIndex(for type: AttributeType) -> Bool {
-            if type == .decimal && equals == nil { return false }
+        /// it are scanned too. An encrypted store's index keys are keyed hashes (`hashedKeys`), which order
+        /// nothing: they answer equality only, and ranges are scanned.
+        func canUseIndex(for type: AttributeType, hashedKeys: Bool) -> Bool {
+            if (type == .decimal || hashedKeys) && equals == nil { return false }
             for bound in [lower, upper] {
                 guard let bound else { continue }
                 if equals == nil && IndexKey.isHashed(IndexKey.encode(bound)) { return false }

@@ -145,24 +145,29 @@ public class ReadContext {
 
     /// The index on `attribute` when a query may use it in this transaction's snapshot: an index the store's
     /// maintenance is still building is maintained by writers but incomplete, so queries scan instead.
+    /// While a key rotation runs, entries are under either key's hash: queries scan.
     func queryableIndex(_ binding: EntityBinding, on attribute: Int) throws -> IndexBinding? {
-        guard let index = binding.index(on: attribute) else { return nil }
+        guard let index = binding.index(on: attribute), !txn.isRotatingKeys else { return nil }
         guard index.wasBuilding else { return index }
         return try MaintenanceRecord.read(model.meta, in: txn).buildingIndexes.contains(index.tag) ? nil : index
     }
 
     /// Identifiers of objects whose indexed attribute has exactly `value`.
+    /// (While a key rotation runs, under each key's hash.)
     func indexLookup(_ binding: EntityBinding, attribute: Int, index: IndexBinding, value: Value) throws -> [UInt64] {
-        let key = IndexKey.encode(value)
+        let keys = txn.indexKeys(value)
+        let key = keys[0]
         guard key.count <= 511 else { throw StoreError.keyTooLong(length: key.count, maximum: 511) }
         let cursor = try txn.sharedCursor(index.dbi)
         var ids: [UInt64] = []
-        try key.withUnsafeBytes { k in
-            guard var entry = try cursor.find(k) else { return }
-            while true {
-                ids.append(try ObjectKey.decode(entry.value))
-                guard let next = try cursor.nextDuplicate() else { break }
-                entry = next
+        for key in keys {
+            try key.withUnsafeBytes { k in
+                guard var entry = try cursor.find(k) else { return }
+                while true {
+                    ids.append(try ObjectKey.decode(entry.value))
+                    guard let next = try cursor.nextDuplicate() else { break }
+                    entry = next
+                }
             }
         }
         if IndexKey.isHashed(key) {

@@ -446,7 +446,7 @@ public final class WriteContext: ReadContext {
 
     func addIndexEntry(_ binding: EntityBinding, _ index: IndexBinding, _ value: Value, id: UInt64) throws {
         if value.isNull { return }
-        let key = IndexKey.encode(value)
+        let key = txn.indexKey(value)
         if index.isUnique {
             let clash = try indexLookup(binding, attribute: index.attribute, index: index, value: value).first { $0 != id }
             if let clash {
@@ -462,8 +462,11 @@ public final class WriteContext: ReadContext {
 
     func removeIndexEntry(_ index: IndexBinding, _ value: Value, id: UInt64) throws {
         if value.isNull { return }
-        try IndexKey.encode(value).withUnsafeBytes { k in
-            try ObjectKey.with(id) { v in _ = try txn.delete(index.dbi, key: k, value: v) }
+        // While a key rotation runs, the entry is under either key's hash.
+        for key in txn.indexKeys(value) {
+            try key.withUnsafeBytes { k in
+                try ObjectKey.with(id) { v in _ = try txn.delete(index.dbi, key: k, value: v) }
+            }
         }
     }
 }

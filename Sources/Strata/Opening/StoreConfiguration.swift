@@ -44,6 +44,12 @@ public struct StoreConfiguration: Sendable {
     /// How the handle notices other processes' commits while it is observed (for Strata's tests: the
     /// portable poll runs on Linux too, so the code Apple platforms share is tested here).
     @_spi(Testing) public var fileWatching: FileWatching = .native
+    /// The key that encrypts the store at rest (<doc:Encryption>), or nil (the default) for an unencrypted store.
+    /// A store created with a key is encrypted, and every later open must give the same key: without one it
+    /// throws ``StoreError/Code-swift.struct/encryptionKeyRequired``, with another
+    /// ``StoreError/Code-swift.struct/wrongEncryptionKey``. A key given for an unencrypted store throws
+    /// ``StoreError/Code-swift.struct/storeNotEncrypted``. Strata never stores the key.
+    public var encryption: StoreEncryption? = nil
 
     public init() {}
 

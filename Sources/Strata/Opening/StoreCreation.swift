@@ -11,6 +11,7 @@ enum StoreCreation {
         do {
             let environment = try Environment.openPrivate(path: temp, configuration: configuration.environmentConfiguration(databases: configuration.databases(for: [schema])))
             defer { environment.closePrivate() }
+            let encryption = try configuration.encryption.map { try StoreUnlocking.encryptNewStore(environment, with: $0) }
             try environment.write { txn in
                 guard let dbi = try txn.openDatabase(MetaTable.databaseName, flags: 0, create: true) else {
                     throw StoreError.permissionDenied(path: temp)
@@ -18,7 +19,12 @@ enum StoreCreation {
                 let meta = MetaTable(dbi: dbi, path: path)
                 let catalog = Catalog.initial(for: schema)
                 try StoreMetadataWriter.createDatabases(of: catalog, in: txn)
-                try meta.put(.format, FormatRecord.current().encoded(), in: txn)
+                var format = FormatRecord.current()
+                if let encryption {
+                    format.formatVersion = FormatRecord.versionEncrypted
+                    try meta.put(.encryption, encryption.encoded(), in: txn)
+                }
+                try meta.put(.format, format.encoded(), in: txn)
                 try meta.put(.counter, CounterRecord.encode(1), in: txn)
                 try StoreMetadataWriter.writeModel(schema, catalog: catalog, history: [schema.versionIdentifier],
                                                    generation: 1, meta: meta, in: txn)

@@ -58,6 +58,12 @@ struct StoreOpener {
             break
         }
         let acquired = try Environment.acquire(path: path, configuration: configuration.environmentConfiguration(databases: databases))
+        do {
+            try StoreUnlocking.unlock(acquired.environment, with: configuration.encryption)
+        } catch {
+            acquired.environment.release()
+            throw error
+        }
         if acquired.isNew && !configuration.readOnly {
             do {
                 // A compacted copy put in place of the store keeps a change log of transaction IDs it restarted.
@@ -81,6 +87,7 @@ struct StoreOpener {
         let (environment, _) = try Environment.acquire(
             path: path, configuration: configuration.environmentConfiguration(databases: configuration.databases(for: schemas)))
         defer { environment.release() }
+        try StoreUnlocking.unlock(environment, with: configuration.encryption)
         return try body(environment, configuration)
     }
 }

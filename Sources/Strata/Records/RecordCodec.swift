@@ -65,6 +65,8 @@ enum RecordCodec {
     @inline(__always)
     static func open(_ bytes: UnsafeRawBufferPointer, entityTag: UInt32, id: UInt64) throws(DecodeFailure) -> (layoutID: UInt32, reader: BinaryReader) {
         guard bytes.count >= 2 + RecordFormat.checksumSize else {
+            if SealedValue.isUnopenable(bytes) { throw DecodeFailure(SealedValue.unopenableReason) }
+            if SealedValue.isUnknownKey(bytes) { throw DecodeFailure(SealedValue.unknownKeyReason) }
             throw DecodeFailure("record of \(bytes.count) bytes is too short")
         }
         let bodyEnd = bytes.count - RecordFormat.checksumSize

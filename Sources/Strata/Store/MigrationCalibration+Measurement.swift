@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// Measuring a store's per-record costs for an estimate: writes in a scratch store beside it.
@@ -77,9 +78,15 @@ extension MigrationCalibration {
             return c
         }
         let n = Double(samples.count)
+        let encrypted = environment.cipher != nil
+        if encrypted {
+            // An encrypted store's plain records never reach the scratch files: writes are timed on random bytes
+            // of their sizes plus a seal's (<doc:Encryption>).
+            samples = samples.map { sample in (0..<(sample.count + SealedValue.overhead)).map { _ in UInt8.random(in: 0...255) } }
+        }
         // Where no scratch environment can be written, writes count as free and commits as 2 ms each.
         let writes = measureWrites(samples: samples) ?? (put: 0, commitPerByte: 0, commit: unmeasured.commitSeconds)
-        let inserts = measureInserts(schema: schema, rows: rows) ?? (encodeSeconds + writes.put) / n
+        let inserts = measureInserts(schema: schema, rows: rows, encrypted: encrypted) ?? (encodeSeconds + writes.put) / n
         return MigrationCalibration(
             sampledRecords: samples.count,
             readSecondsPerRecord: readSeconds / n,
@@ -94,13 +101,16 @@ extension MigrationCalibration {
 
     /// Times inserting the sampled objects (their decoded values) into a new store of the same model in the
     /// temporary directory (removed afterwards), in a write transaction that is rolled back, three times (the
-    /// median kept). Seconds per object; nil when the scratch store cannot be made.
-    static func measureInserts(schema: Schema, rows: [(entity: String, values: [Value])]) -> Double? {
+    /// median kept). Seconds per object; nil when the scratch store cannot be made. The scratch store of an
+    /// `encrypted` store is encrypted too, under a random key it forgets.
+    static func measureInserts(schema: Schema, rows: [(entity: String, values: [Value])], encrypted: Bool) -> Double? {
         guard !rows.isEmpty else { return nil }
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("strata-calibration-\(CurrentProcess.id)-\(UInt32.random(in: 0...UInt32.max)).store")
         defer { try? FileManager.default.removeItem(at: directory) }
-        guard let store = try? Store.open(at: directory, schema: schema) else { return nil }
+        var configuration = StoreConfiguration()
+        if encrypted { configuration.encryption = StoreEncryption(key: .init(size: .bits256)) }
+        guard let store = try? Store.open(at: directory, schema: schema, configuration: configuration) else { return nil }
         struct RolledBack: Error {}
         var times: [Double] = []
         for _ in 0..<3 {

@@ -31,9 +31,10 @@ extension Store {
         }
         let canOpen = effectivePlan.schemas.filter { $0.versionIdentifier != schema.versionIdentifier && Downgrade.canOpen(older: $0, store: schema) }
             .map(\.versionIdentifier)
+        let underPreviousKey = try environment.read { try KeyRotation.remaining(header.meta, in: $0) }
         guard case .migrate(let targets) = decision else {
             return MigrationExplanation(storeVersion: header.identity.versionIdentifier, isUpToDate: true, steps: [],
-                                        versionsThatCanOpen: canOpen)
+                                        versionsThatCanOpen: canOpen, valuesUnderPreviousKey: underPreviousKey)
         }
         let preparation = MonotonicClock.now() - begun
         let calibration = try MigrationCalibration.measure(environment: environment, header: header, schema: recorded)
@@ -136,7 +137,7 @@ extension Store {
             source = target
         }
         return MigrationExplanation(storeVersion: header.identity.versionIdentifier, isUpToDate: false, steps: steps,
-                                    calibration: calibration, versionsThatCanOpen: canOpen)
+                                    calibration: calibration, versionsThatCanOpen: canOpen, valuesUnderPreviousKey: underPreviousKey)
     }
 
     /// Whether a mapping's relationship pass makes no links (what the step runner skips).

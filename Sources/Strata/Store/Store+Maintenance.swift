@@ -24,7 +24,8 @@ extension Store {
                     retired += 1
                 }
             }
-            return MaintenanceStatus(entities: entities, retiredDatabasesToEmpty: retired)
+            return MaintenanceStatus(entities: entities, retiredDatabasesToEmpty: retired,
+                                     valuesUnderPreviousKey: try KeyRotation.remaining(model.meta, in: txn))
         }
     }
 
@@ -47,6 +48,7 @@ extension Store {
             total.rewritten += batch.rewritten
             total.indexed += batch.indexed
             total.deleted += batch.deleted
+            total.resealed += batch.resealed
             total.remainingOldRecords = batch.remainingOldRecords
             total.remainingIndexes = batch.remainingIndexes
             progress?(total)

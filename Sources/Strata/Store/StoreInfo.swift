@@ -40,6 +40,8 @@ public struct StoreInfo: Sendable, Codable, Hashable {
     public var createdByStrata: String
     public var createdWithLMDB: String
     public var createdAt: Date
+    /// Whether the store is encrypted (<doc:Encryption>).
+    public var isEncrypted: Bool
     /// The LMDB library this process uses.
     public var lmdbVersion: String
     /// The version identifier of the model that wrote the store, and the versions it went through.
@@ -100,7 +102,7 @@ extension Store {
             return StoreInfo(
                 path: path, formatVersion: Int(header.format.formatVersion), createdByStrata: header.format.strataVersion,
                 createdWithLMDB: header.format.lmdbVersion, createdAt: Date(timeIntervalSince1970: header.format.createdAt),
-                lmdbVersion: LMDBStatus.libraryVersion, modelVersion: header.identity.versionIdentifier,
+                isEncrypted: environment.cipher != nil, lmdbVersion: LMDBStatus.libraryVersion, modelVersion: header.identity.versionIdentifier,
                 modelFingerprint: header.identity.fingerprint.hex, history: header.history, entities: entities,
                 fileSize: Environment.fileSize(path + "/data.mdb"), mapSize: env.mapSize, pageSize: env.pageSize,
                 pagesUsed: env.lastPageNumber + 1, staleReadersCleared: environment.staleReadersCleared,

@@ -116,8 +116,10 @@ extension Store {
                     report.add(.missingRequiredValue, binding.name, id, "\(binding.attributeNames[a]) is null")
                 }
                 for (k, index) in binding.indexes.enumerated() where !values[index.attribute].isNull && !building.contains(index.tag) {
-                    let found = try IndexKey.encode(values[index.attribute]).withUnsafeBytes { key in
-                        try ObjectKey.with(id) { v in try indexCursors[k].find(key, value: v) != nil }
+                    let found = try txn.indexKeys(values[index.attribute]).contains { candidate in
+                        try candidate.withUnsafeBytes { key in
+                            try ObjectKey.with(id) { v in try indexCursors[k].find(key, value: v) != nil }
+                        }
                     }
                     if !found {
                         report.add(.missingIndexEntry, binding.name, id, "\(binding.attributeNames[index.attribute]) = \(values[index.attribute]) is not indexed")
@@ -209,7 +211,7 @@ extension Store {
             let id = UInt64(bigEndian: e.value.loadUnaligned(as: UInt64.self))
             do {
                 if let object = try context.object(id, binding) {
-                    if IndexKey.encode(object.values[index.attribute]) != key {
+                    if !txn.indexKeys(object.values[index.attribute]).contains(key) {
                         report.add(.staleIndexEntry, binding.name, id, "\(name): the index holds another value than the object")
                     }
                 } else {

@@ -75,6 +75,16 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let suspended = Code("suspended")
         /// ``Store/suspend()`` could not close the store: a transaction of this process stayed open.
         public static let suspendBlocked = Code("suspendBlocked")
+        /// The store is encrypted and was opened without ``StoreConfiguration/encryption``.
+        public static let encryptionKeyRequired = Code("encryptionKeyRequired")
+        /// The store is encrypted with another key than the one it was opened with.
+        public static let wrongEncryptionKey = Code("wrongEncryptionKey")
+        /// The store is not encrypted and was opened with a key.
+        public static let storeNotEncrypted = Code("storeNotEncrypted")
+        /// The key given is not 256 bits long.
+        public static let invalidEncryptionKey = Code("invalidEncryptionKey")
+        /// A rotation of the store's key was asked for while one runs.
+        public static let keyRotationInProgress = Code("keyRotationInProgress")
 
         // Objects
         /// The model has no entity of that name.
@@ -299,6 +309,42 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     public static func suspendBlocked(path: String) -> StoreError {
         StoreError(.suspendBlocked, "The store at \(path) could not be suspended: a read or write of this process stayed open for more than a second; end it (keep transactions short) and suspend again.")
             .with { $0.path = path }
+    }
+
+    /// The store at `path` is encrypted and was opened without a key.
+    public static func encryptionKeyRequired(path: String) -> StoreError {
+        StoreError(.encryptionKeyRequired, "The store at \(path) is encrypted; nothing was read or written. Open it with its key in `StoreConfiguration.encryption` (`strata --key-file`).")
+            .with { $0.path = path }
+    }
+
+    /// The store at `path` is being rotated to a new key, and was opened without the key of the values the rotation
+    /// has not reached (or without the new key).
+    public static func encryptionKeyRequiredDuringRotation(path: String) -> StoreError {
+        StoreError(.encryptionKeyRequired, "The store at \(path) is being rotated to a new key; nothing was read or written. Until maintenanceStatus() says the rotation is done, open it with both keys: StoreEncryption(key: newKey, previousKeys: [oldKey]).")
+            .with { $0.path = path }
+    }
+
+    /// The store at `path` is encrypted with another key.
+    public static func wrongEncryptionKey(path: String) -> StoreError {
+        StoreError(.wrongEncryptionKey, "The store at \(path) is encrypted with another key; nothing was read or written. Open it with the key it was created with.")
+            .with { $0.path = path }
+    }
+
+    /// The store at `path` is not encrypted, and was opened with a key.
+    public static func storeNotEncrypted(path: String) -> StoreError {
+        StoreError(.storeNotEncrypted, "The store at \(path) is not encrypted; nothing was written. Open it without `StoreConfiguration.encryption` (an existing store is not encrypted by opening it with a key).")
+            .with { $0.path = path }
+    }
+
+    /// A rotation of the key of the store at `path` was asked for while one runs.
+    public static func keyRotationInProgress(path: String) -> StoreError {
+        StoreError(.keyRotationInProgress, "The key of the store at \(path) is already being rotated; nothing was written. Let the rotation finish (maintenanceStatus(), performMaintenance()) before rotating again.")
+            .with { $0.path = path }
+    }
+
+    /// The key given is not 256 bits long.
+    public static func invalidEncryptionKey(bits: Int) -> StoreError {
+        StoreError(.invalidEncryptionKey, "The encryption key has \(bits) bits; Strata needs a 256-bit key (`SymmetricKey(size: .bits256)`).")
     }
 
     // MARK: Objects

@@ -147,7 +147,7 @@ public class MigrationContext {
         guard !table.isEmpty, table.utf8.count <= 32 else {
             throw StoreError.keyTooLong(length: table.utf8.count, maximum: 32)
         }
-        return Array(table.utf8) + [0] + IndexKey.encode(key)
+        return Array(table.utf8) + [0] + txn.indexKey(key)
     }
 
     /// A destination object as stored in associations and lookup tables: entity tag and identifier,

@@ -249,7 +249,7 @@ extension StepRunner {
         try batched(over: binding.dbi, phase: .indexing, entity: entity, total: total) { txn, e, id, j in
             let value = try binding.decodeValues(e.value, id: id)[a]
             if value.isNull { return 0 }
-            let key = IndexKey.encode(value)
+            let key = txn.indexKey(value)
             if index.isUnique {
                 let context = ReadContext(txn: txn, model: self.destination)
                 let holders = try context.indexLookup(binding, attribute: a, index: index, value: value).filter { $0 != id }

@@ -13,10 +13,24 @@ import Foundation
 /// LMDB keys are at most 511 bytes. An encoding longer than ``inlineLimit`` bytes is cut to its first
 /// ``inlineLimit`` bytes followed by its SHA-256, and lookups through such keys compare the objects'
 /// actual values, so that two long values sharing a key are never confused.
+///
+/// An encrypted store keys its indexes by a keyed hash of the whole encoding instead
+/// (``Transaction/indexKey(_:)``), which answers equality and unique constraints but orders nothing.
 enum IndexKey {
     static let inlineLimit = 440
 
     static func encode(_ value: Value) -> [UInt8] {
+        var out = plainEncoding(value)
+        if out.count > 1 + inlineLimit {
+            let digest = SHA256.hash(data: out[1...])
+            out.removeSubrange((1 + inlineLimit)...)
+            out.append(contentsOf: digest)
+        }
+        return out
+    }
+
+    /// The whole encoding of `value`, never cut: what an encrypted store hashes (``StoreCipher/indexKey(_:)``).
+    static func plainEncoding(_ value: Value) -> [UInt8] {
         var out: [UInt8] = [0x01]
         switch value {
         case .null: break
@@ -33,11 +47,6 @@ enum IndexKey {
         case .data(let d): out.append(contentsOf: d)
         case .codable(let d): out.append(contentsOf: d)
         case .decimal(let d): out.append(contentsOf: (d.isNaN ? "NaN" : d.description).utf8)
-        }
-        if out.count > 1 + inlineLimit {
-            let digest = SHA256.hash(data: out[1...])
-            out.removeSubrange((1 + inlineLimit)...)
-            out.append(contentsOf: digest)
         }
         return out
     }

@@ -9,10 +9,18 @@ final class Cursor {
     private let pointer: OpaquePointer
     private unowned let transaction: Transaction
     private(set) var isClosed = false
+    /// The database's handle, and the store's keyring when it is encrypted (values are then opened and sealed
+    /// through the transaction, see ``Transaction/opened(_:dbi:key:keyring:)``).
+    private let dbi: MDB_dbi
+    private let keyring: StoreKeyring?
+    /// The key epoch the value of the last entry read was sealed under (0: none, or not sealed).
+    private(set) var lastEpoch: UInt8 = 0
 
-    init(pointer: OpaquePointer, transaction: Transaction) {
+    init(pointer: OpaquePointer, transaction: Transaction, dbi: MDB_dbi) {
         self.pointer = pointer
         self.transaction = transaction
+        self.dbi = dbi
+        self.keyring = transaction.keyring
     }
 
     /// Called by the transaction as it ends. Write transactions free their cursors themselves;
@@ -31,8 +39,13 @@ final class Cursor {
         let rc = FaultInjection.lmdbFault(.cursorGet) ?? mdb_cursor_get(pointer, &k, &v, op)
         if rc == MDB_NOTFOUND { return nil }
         if rc != 0 { throw transaction.fail(rc, "mdb_cursor_get") }
-        return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
-                UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+        let storedKey = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
+        let stored = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        if let keyring {
+            lastEpoch = SealedValue.epoch(of: stored) ?? 0
+            return (storedKey, transaction.opened(stored, dbi: dbi, key: storedKey, keyring: keyring))
+        }
+        return (storedKey, stored)
     }
 
     func first() throws -> Entry? { try move(MDB_FIRST) }
@@ -66,6 +79,14 @@ final class Cursor {
     /// `MDB_APPEND` was asked for a key that is not the greatest.
     @discardableResult
     func put(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws -> Bool {
+        if let keyring, let sealed = try transaction.sealed(value, dbi: dbi, key: key, keyring: keyring) {
+            return try sealed.withUnsafeBytes { try putStored(key: key, value: $0, flags: flags) }
+        }
+        return try putStored(key: key, value: value, flags: flags)
+    }
+
+    @inline(__always)
+    private func putStored(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32) throws -> Bool {
         if isClosed { throw StoreError.transactionEnded }
         try transaction.ensureUsable()
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))

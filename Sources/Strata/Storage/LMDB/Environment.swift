@@ -72,6 +72,15 @@ final class Environment: @unchecked Sendable {
     /// State other layers keep for this environment, one value per type, created on first use (the process's
     /// observers of the store, for example): the environment knows nothing of what they hold.
     private let attachments = Mutex<[ObjectIdentifier: any Sendable]>([:])
+    /// An encrypted store's keyring, installed once its key was checked (see `StoreUnlocking`) and replaced by key
+    /// rotations: nil for an unencrypted store, whose transactions then do no sealing work at all.
+    private let keyringSlot = AtomicLazyReference<KeyringSlot>()
+    private final class KeyringSlot: Sendable {
+        let keyring: Mutex<StoreKeyring>
+        init(_ keyring: StoreKeyring) { self.keyring = Mutex(keyring) }
+    }
+    /// What each open database handle seals (``SealScope``), by handle; found by name when the handle opens.
+    private let sealScopes = Mutex<[MDB_dbi: SealScope]>([:])
     private static let poolCapacity = 16
 
     var currentMapSize: Int { mapSize.load(ordering: .relaxed) }
@@ -498,9 +507,28 @@ final class Environment: @unchecked Sendable {
             ?? mdb_dbi_open(txn.pointer, name, flags | (create ? LMDBFlags.create : 0), &dbi)
         if rc == MDB_NOTFOUND { return nil }
         if rc != 0 { throw txn.fail(rc, "mdb_dbi_open(\(name))") }
+        let scope = SealScope.of(database: name)
+        sealScopes.withLock { $0[dbi] = scope }
         txn.noteOpened(name, dbi)
         return dbi
     }
+
+    /// The keyring of an encrypted store whose key was checked, or nil.
+    @inline(__always)
+    var keyring: StoreKeyring? { keyringSlot.load()?.keyring.withLock { $0 } }
+
+    /// The current cipher of an encrypted store whose key was checked, or nil.
+    var cipher: StoreCipher? { keyring?.current }
+
+    /// Installs the keyring of an encrypted store once its key was checked (the first one stays when handles race:
+    /// their keys were checked against the same record), or, with `replacing`, the keyring of a rotation.
+    func install(_ keyring: StoreKeyring, replacing: Bool = false) {
+        let slot = keyringSlot.storeIfNil(KeyringSlot(keyring))
+        if replacing { slot.keyring.withLock { $0 = keyring } }
+    }
+
+    /// What the database with handle `dbi` seals (nil: nothing).
+    func sealScope(_ dbi: MDB_dbi) -> SealScope? { sealScopes.withLock { $0[dbi] } }
 
     /// Forgets a handle (after its database was found deleted by another process).
     func forgetDatabase(_ name: String) {

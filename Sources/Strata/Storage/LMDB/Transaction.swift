@@ -33,11 +33,84 @@ final class Transaction {
     private var lastSharedDBI: MDB_dbi = 0
     private var lastSharedCursor: Cursor?
 
+    /// An encrypted store's keyring (nil for an unencrypted store): values of sealed databases are sealed as they
+    /// are put (under the current key) and opened as they are read (under the key their marker names), so every
+    /// layer above reads and writes plain values. Only the transaction that begins a key rotation changes it.
+    var keyring: StoreKeyring?
+    /// Each database's ``SealScope`` as this transaction found it (by handle), when the store is encrypted.
+    private var sealScopes: [MDB_dbi: SealScope?] = [:]
+    /// Plain values opened from seals in this transaction: they live, as values in the map do, until it ends.
+    private var openedValues = PlaintextArena()
+
     init(pointer: OpaquePointer, isWrite: Bool, environment: Environment) {
         self.pointer = pointer
         self.isWrite = isWrite
         self.environment = environment
+        self.keyring = environment.keyring
     }
+
+    deinit { freeOpenedValues() }
+
+    // MARK: Sealing
+
+    /// What database `dbi` seals, when the store is encrypted.
+    func sealScope(_ dbi: MDB_dbi) -> SealScope? {
+        if let known = sealScopes[dbi] { return known }
+        let scope = environment.sealScope(dbi)
+        sealScopes[dbi] = scope
+        return scope
+    }
+
+    /// The plain value of `stored`, read under `key` from `dbi` of an encrypted store: `stored` itself when the
+    /// database keeps it in the clear, else the opened seal — or ``SealedValue/unopenable`` when the seal does not
+    /// open (the reader of the value reports it as damaged, naming what it is), ``SealedValue/unknownKey`` when it
+    /// is sealed under a key epoch this handle has no key for.
+    func opened(_ stored: UnsafeRawBufferPointer, dbi: MDB_dbi, key: UnsafeRawBufferPointer, keyring: StoreKeyring) -> UnsafeRawBufferPointer {
+        guard let scope = sealScope(dbi), scope.seals(key: key) else { return stored }
+        guard let epoch = SealedValue.epoch(of: stored) else { return SealedValue.unopenable }
+        guard let cipher = keyring.cipher(epoch: epoch) else { return SealedValue.unknownKey }
+        let plain = openedValues.allocate(stored.count - SealedValue.overhead)
+        do {
+            try cipher.open(stored, scope: scope, lmdbKey: key, into: plain)
+        } catch {
+            return SealedValue.unopenable
+        }
+        return UnsafeRawBufferPointer(plain)
+    }
+
+    /// The bytes to store for `value` under `key` in `dbi` of an encrypted store (nil: store `value` as it is).
+    func sealed(_ value: UnsafeRawBufferPointer, dbi: MDB_dbi, key: UnsafeRawBufferPointer, keyring: StoreKeyring) throws -> [UInt8]? {
+        guard let scope = sealScope(dbi), scope.seals(key: key) else { return nil }
+        do {
+            return try keyring.current.seal(value, scope: scope, lmdbKey: key)
+        } catch {
+            throw StoreError.internalInconsistency("sealing a value failed: \(error)")
+        }
+    }
+
+    private func freeOpenedValues() {
+        openedValues.free()
+    }
+
+    /// The index key of `value` in this store: its order-preserving encoding (``IndexKey``), or, in an encrypted
+    /// store, a keyed hash of it under the current key.
+    @inline(__always)
+    func indexKey(_ value: Value) -> [UInt8] {
+        if let keyring { return keyring.current.indexKey(IndexKey.plainEncoding(value)) }
+        return IndexKey.encode(value)
+    }
+
+    /// Every key an index entry of `value` may be stored under: during a key rotation, the hashes under the
+    /// retiring keys too (the current key's first).
+    func indexKeys(_ value: Value) -> [[UInt8]] {
+        if let keyring, keyring.isRotating { return keyring.indexKeys(IndexKey.plainEncoding(value)) }
+        return [indexKey(value)]
+    }
+
+    /// Whether index keys are keyed hashes (an encrypted store): they answer equality only, never ranges.
+    var hasHashedIndexKeys: Bool { keyring != nil }
+    /// Whether a key rotation is under way: index entries may be under either key, so queries scan.
+    var isRotatingKeys: Bool { keyring?.isRotating ?? false }
 
     // MARK: Errors
 
@@ -71,13 +144,23 @@ final class Transaction {
         let rc = FaultInjection.lmdbFault(.get) ?? mdb_get(pointer, dbi, &k, &v)
         if rc == MDB_NOTFOUND { return nil }
         try check(rc, "mdb_get")
-        return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        let stored = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        if let keyring { return opened(stored, dbi: dbi, key: key, keyring: keyring) }
+        return stored
     }
 
     /// Stores `value` under `key`. Returns false when the key (or, for dupsort databases, the pair)
     /// exists and `flags` holds `MDB_NOOVERWRITE` or `MDB_NODUPDATA`.
     @discardableResult
     func put(_ dbi: MDB_dbi, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws -> Bool {
+        if let keyring, let sealed = try sealed(value, dbi: dbi, key: key, keyring: keyring) {
+            return try sealed.withUnsafeBytes { try putStored(dbi, key: key, value: $0, flags: flags) }
+        }
+        return try putStored(dbi, key: key, value: value, flags: flags)
+    }
+
+    @inline(__always)
+    private func putStored(_ dbi: MDB_dbi, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32) throws -> Bool {
         try ensureUsable()
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
@@ -154,7 +237,7 @@ final class Transaction {
         var c: OpaquePointer?
         try check(mdb_cursor_open(pointer, dbi, &c), "mdb_cursor_open")
         guard let c else { throw fail(EINVAL, "mdb_cursor_open") }
-        let cursor = Cursor(pointer: c, transaction: self)
+        let cursor = Cursor(pointer: c, transaction: self, dbi: dbi)
         cursors.append(cursor)
         return cursor
     }
@@ -216,6 +299,7 @@ final class Transaction {
     }
 
     private func endCursors() {
+        if !openedValues.isEmpty { freeOpenedValues() }
         for c in cursors { c.transactionEnding(closeExplicitly: !isWrite) }
         cursors.removeAll()
         cachedCursors.removeAll()

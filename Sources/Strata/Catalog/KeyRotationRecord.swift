@@ -1,0 +1,65 @@
+import Foundation
+
+/// The `keyRotation` metadata record (sealed like the rest of `meta`), present while a key rotation's sweep has
+/// values left under the retiring key (<doc:Encryption>):
+///
+/// ```
+/// u8      record version (1)
+/// varint  entries the sealed databases held when the rotation began, and entries the sweep has passed
+/// varint  number of databases done, then each name (varint length + UTF-8)
+/// string  the database the sweep is in ("" for none), then its cursor: the last key done (varint length + bytes)
+/// ```
+struct KeyRotationRecord: Equatable {
+    static let version: UInt8 = 1
+
+    var total: Int
+    var passed: Int
+    var done: [String]
+    var cursorDatabase: String?
+    var cursorKey: [UInt8]
+
+    /// Values left under the retiring key, at most (the app's writes since the rotation began are under the new one).
+    var remaining: Int { max(1, total - passed) }
+
+    func encoded() -> [UInt8] {
+        var w = BinaryWriter()
+        w.u8(KeyRotationRecord.version)
+        w.varint(total)
+        w.varint(passed)
+        w.varint(done.count)
+        for name in done { w.string(name) }
+        w.string(cursorDatabase ?? "")
+        w.varint(cursorKey.count)
+        w.raw(cursorKey)
+        return w.bytes
+    }
+
+    init(total: Int) {
+        self.total = total
+        passed = 0
+        done = []
+        cursorDatabase = nil
+        cursorKey = []
+    }
+
+    init(decoding bytes: UnsafeRawBufferPointer) throws {
+        var r = BinaryReader(bytes)
+        let version = try r.u8()
+        guard version == KeyRotationRecord.version else { throw DecodeFailure("key rotation record version \(version)") }
+        total = Int(clamping: try r.varint())
+        passed = Int(clamping: try r.varint())
+        let count = try r.varint()
+        guard count <= 1 << 20 else { throw DecodeFailure("\(count) databases done") }
+        done = try (0..<Int(count)).map { _ in try r.string() }
+        let database = try r.string()
+        cursorDatabase = database.isEmpty ? nil : database
+        let length = try r.varint()
+        guard length <= 511 else { throw DecodeFailure("a cursor key of \(length) bytes") }
+        cursorKey = Array(try r.bytes(Int(length)))
+        guard r.isAtEnd else { throw DecodeFailure("a key rotation record of \(bytes.count) bytes") }
+    }
+
+    static func read(_ meta: MetaTable, in txn: Transaction) throws -> KeyRotationRecord? {
+        try meta.read(.keyRotation, in: txn, KeyRotationRecord.init(decoding:))
+    }
+}
