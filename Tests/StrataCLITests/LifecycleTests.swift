@@ -190,4 +190,31 @@ import Testing
         let verified = try dir.strata("verify", "s.store")
         #expect(verified.status == 0, "\(verified)")
     }
+
+    /// A history feed goes on across suspensions — one that starts reading while the store is suspended, and
+    /// one whose read a suspension interrupts right after a commit woke it: every transaction arrives, once.
+    @Test func aHistoryFeedGoesOnAcrossASuspension() async throws {
+        let dir = try TempDir()
+        var configuration = StoreConfiguration()
+        configuration.history = .enabled(.unlimited)
+        let schema = try Schema("v1") { Entity("Tag") { Attribute("name", .string) } }
+        let store = try Store.open(at: URL(fileURLWithPath: dir.path("s.store")), schema: schema, configuration: configuration)
+        defer { store.close() }
+        try await store.write { _ = try $0.insert("Tag", ["name": "before"]) }
+        try store.suspend()
+        let feed = ObservedValues<HistoryTransaction>()
+        let task = feed.record(store.history(after: nil))
+        defer { task.cancel() }
+        try await Task.sleep(for: .milliseconds(50))  // lets the feed meet the suspended store (no event to wait for)
+        #expect(feed.all.isEmpty && feed.end == nil, "while suspended: \(feed.all.count), \(String(describing: feed.end))")
+        try store.resume()
+        #expect(await feed.waitUntil { $0.count == 1 })
+        for round in 1...20 {
+            try await store.write { _ = try $0.insert("Tag", ["name": "round \(round)"]) }
+            try store.suspend()
+            try store.resume()
+            #expect(await feed.waitUntil { $0.count == round + 1 }, "round \(round): \(feed.all.count) transactions, \(String(describing: feed.end))")
+        }
+        #expect(Set(feed.all.map(\.token.description)).count == 21)
+    }
 }
