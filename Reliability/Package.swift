@@ -28,6 +28,8 @@ let package = Package(
     ],
     dependencies: [
         .package(path: "..", traits: ["ReliabilityHooks"]),
+        // The key rotation trials' fixed keys (`SymmetricKey`); the same package and version the library uses.
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     ],
     targets: [
         .target(name: "CStrataFaultShim", linkerSettings: [.linkedLibrary("dl")]),
@@ -38,6 +40,7 @@ let package = Package(
         ]),
         .executableTarget(name: "StrataTorture", dependencies: [
             .product(name: "Strata", package: library), .product(name: "StrataTestKit", package: library), "StrataTortureKit",
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "StrataReliabilityTests", dependencies: [
             "StrataTorture", "StrataTortureKit",

@@ -205,4 +205,44 @@ import Testing
         }
         #expect(try reopened.verify().problems.isEmpty)
     }
+
+    /// Found by the reliability suite's rotation trials: a record updated before the sweep reached it was re-sealed
+    /// under the new key with its index entries left under the old key's hash; the sweep passed over it (already
+    /// under the new key) and, with the old key retired, equality lookups no longer found it.
+    @Test func aRecordUpdatedBeforeTheSweepReachesItIsStillFoundByItsIndexesAfterTheRotation() throws {
+        let dir = try TemporaryDirectory("rotate-update-index")
+        let old = SymmetricKey(size: .bits256)
+        let new = SymmetricKey(size: .bits256)
+        var ids: [ObjectID] = []
+        do {
+            let store = try Store.open(at: dir.store, schema: try EncryptionTests.schema(), configuration: EncryptionTests.configuration(old))
+            ids = try EncryptionTests.fill(store, count: 300)
+            store.close()
+        }
+        try Store.rotateEncryptionKey(at: dir.store, to: new, configuration: EncryptionTests.configuration(old))
+        do {
+            let store = try open(dir.store, StoreEncryption(key: new, previousKeys: [old]))
+            // Updated before any batch of the sweep: only the unindexed text changes.
+            try store.write { ctx in
+                for i in 0..<100 {
+                    var note = try #require(try ctx.object(ids[i], of: "SecretNote"))
+                    note["confidentialText"] = .string("Zqupdated\(i)Xv")
+                    try ctx.update(note)
+                }
+            }
+            try store.performMaintenance(batchSize: 64)
+            #expect(try store.maintenanceStatus().valuesUnderPreviousKey == nil)
+            store.close()
+        }
+        let store = try open(dir.store, StoreEncryption(key: new))
+        defer { store.close() }
+        try store.read { (ctx) throws in
+            for i in 0..<300 {
+                #expect(try ctx.objects("SecretNote").where("serial", equals: .string("Zqserial\(i)Xv")).first()?.id == ids[i], "serial of note \(i)")
+                #expect(try ctx.objects("SecretNote").where("n", equals: .int64(Int64(i))).count() == 1, "n of note \(i)")
+            }
+            #expect(try ctx.object(ids[7], of: "SecretNote")?["confidentialText"] == .string("Zqupdated7Xv"))
+        }
+        #expect(try store.verify().problems.isEmpty)
+    }
 }

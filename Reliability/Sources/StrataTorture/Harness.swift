@@ -80,6 +80,7 @@ struct Options {
         if let readers = values["max-readers"].flatMap(Int.init) { configuration.maximumReaders = readers }
         if flags.contains("read-only") { configuration.readOnly = true }
         if flags.contains("no-create") { configuration.createIfMissing = false }
+        if let key = values["key"] { configuration.encryption = RotationKeys.encryption(key) }
         return configuration
     }
 }

@@ -3,7 +3,7 @@
 //
 //   strata-torture <command> <path> [--option value]…
 //
-// Commands (see Workloads.swift, Maintenance.swift, PowerLoss.swift, IOFaults.swift):
+// Commands (see Workloads.swift, Maintenance.swift, Rotation.swift, PowerLoss.swift, IOFaults.swift):
 //   create       create a v1 store and fill --count items in batches of --batch (ACK per commit)
 //   migrate      open with --plan (light|rewrite|chain|custom|script|v1), migrating or resuming; check
 //   probe        print the store's state (journal, counts, last transaction) without changing it
@@ -14,6 +14,7 @@
 //   write-load   append items (large blobs with --blob-size) in batches
 //   fork-check   fork after open: the child must get usedAfterFork, the parent keep working
 //   maintain     --op backup (a backup, then its check) or --op layouts (rewrite records into current layouts)
+//   rotate       rotate an encrypted store's key and run the sweep in batches (--writes: while the app writes); check
 //   io-loop      SQLite-style EIO/ENOSPC loop through the LD_PRELOAD shim's run-time API
 //   check-images check the power-loss crash images the shim wrote
 //   pinned-migrate  MDB_MAP_FULL while this process pins a read snapshot
@@ -56,6 +57,7 @@ func runTorture() -> Int32 {
         case "write-load": return try Workloads.writeLoad(options)
         case "fork-check": return try Workloads.forkCheck(options)
         case "maintain": return try Maintenance.run(options)
+        case "rotate": return try Rotation.run(options)
         case "io-loop": return try IOFaults.loop(options)
         case "check-images": return try PowerLoss.checkImages(options)
         case "pinned-migrate": return try MapGrowth.pinnedMigrate(options)

@@ -151,17 +151,7 @@ enum KeyRotation {
         guard !binding.indexes.isEmpty else { return }
         let id = try ObjectKey.decode(e.key)
         guard let values = try? binding.decodeValues(e.value, id: id) else { return }
-        for index in binding.indexes where !values[index.attribute].isNull {
-            let encoding = IndexKey.plainEncoding(values[index.attribute])
-            try ObjectKey.with(id) { v in
-                for old in keyring.ciphers.dropFirst() {
-                    try old.indexKey(encoding).withUnsafeBytes { k in _ = try txn.delete(index.dbi, key: k, value: v) }
-                }
-                try keyring.current.indexKey(encoding).withUnsafeBytes { k in
-                    _ = try txn.put(index.dbi, key: k, value: v, flags: LMDBFlags.noDupData)
-                }
-            }
-        }
+        try RotatingIndexEntries.moveToCurrentKey(binding.indexes, values: values, id: id, in: txn)
     }
 
     /// Values left under the retiring key (at most), or nil when no rotation runs.

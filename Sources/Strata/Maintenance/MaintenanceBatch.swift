@@ -126,6 +126,10 @@ enum MaintenanceBatch {
             }
             if layout != current {
                 try rewrite(e.value, id: id, layout: layout, of: binding, with: &transcoder, into: &writer)
+                if txn.isRotatingKeys {
+                    // Re-sealed under the new key: its index entries move to the new key's hash with it.
+                    try RotatingIndexEntries.moveToCurrentKey(binding.indexes, values: try binding.decodeValues(writer.buffer, id: id), id: id, in: txn)
+                }
                 // Replaced in place: the cursor stays on the record (the record's old bytes are not read again).
                 try ObjectKey.with(id) { key in
                     _ = try cursor.put(key: key, value: writer.buffer, flags: LMDBFlags.current)

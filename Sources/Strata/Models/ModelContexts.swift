@@ -153,6 +153,11 @@ extension WriteContext {
         }
         let new = try binding.decodeValues(record.bytes.buffer, id: id)
         changes.updated(id, entity: binding.position, properties: binding.changedAttributes(from: old, to: new))
+        if txn.isRotatingKeys {
+            // Re-sealed under the new key below: the entries of unchanged values move to its hash too.
+            try RotatingIndexEntries.moveToCurrentKey(binding.indexes.filter { old[$0.attribute] == new[$0.attribute] },
+                                             values: new, id: id, in: txn)
+        }
         try ObjectKey.with(id) { key in
             _ = try txn.put(binding.dbi, key: key, value: record.bytes.buffer)
         }

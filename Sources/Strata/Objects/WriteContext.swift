@@ -238,6 +238,11 @@ public final class WriteContext: ReadContext {
             try removeIndexEntry(index, old.values[index.attribute], id: id)
             try addIndexEntry(binding, index, row[index.attribute], id: id)
         }
+        if txn.isRotatingKeys {
+            // Re-sealed under the new key below: the entries of unchanged values move to its hash too.
+            try RotatingIndexEntries.moveToCurrentKey(binding.indexes.filter { old.values[$0.attribute] == row[$0.attribute] },
+                                             values: row, id: id, in: txn)
+        }
         try binding.encode(row, id: id, into: &writer)
         try ObjectKey.with(id) { key in
             _ = try txn.put(binding.dbi, key: key, value: writer.buffer)

@@ -233,11 +233,13 @@ public enum DecoderEntryPoints {
         case .journal: _ = try MigrationJournal.decode(payload)
         case .maintenance: _ = try MaintenanceRecord(decoding: payload)
         case .changeHistory: _ = try HistoryState(decoding: payload)
+        case .encryption: _ = try EncryptionRecord(decoding: payload)
+        case .keyRotation: _ = try KeyRotationRecord(decoding: payload)
         }
     }
 
     /// Valid metadata payloads of a real store's kinds, as seeds for mutation: a catalog, an identity, a
-    /// history, a state, a counter, a format record and a journal.
+    /// history, a state, a counter, a format record, a journal, an encryption record and a key rotation's progress.
     public static func sampleMetadata() -> [(key: String, payload: [UInt8])] {
         guard let schema = try? Schema("v1", entities: [
             Entity("Post", attributes: [Attribute("title", .string), Attribute("views", .int64, isIndexed: true),
@@ -264,6 +266,16 @@ public enum DecoderEntryPoints {
             retiredDatabases: ["e1-1"], tasks: [.rewrite(entity: "Post", source: "Post"), .switchOver],
             ownerPID: 42, startedAt: 0)
         if let bytes = try? journal.encoded() { out.append(("journal", bytes)) }
+        out.append(("encryption", EncryptionRecord(epochs: [
+            .init(epoch: 2, salt: Array(repeating: 7, count: StoreCipher.saltSize), check: Array(repeating: 9, count: 32)),
+            .init(epoch: 1, salt: Array(repeating: 3, count: StoreCipher.saltSize), check: Array(repeating: 5, count: 32)),
+        ]).encoded()))
+        var rotation = KeyRotationRecord(total: 500)
+        rotation.passed = 120
+        rotation.done = ["e1-1"]
+        rotation.cursorDatabase = "e1-2"
+        rotation.cursorKey = [0, 0, 0, 0, 0, 0, 0, 42]
+        out.append(("keyRotation", rotation.encoded()))
         return out
     }
 
