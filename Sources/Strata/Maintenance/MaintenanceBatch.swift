@@ -103,7 +103,7 @@ enum MaintenanceBatch {
         let start = m.cursor?.entity == binding.tag ? m.cursor?.lastID : nil
         let cursor = try txn.cursor(binding.dbi)
         var entry_ = try start.map { s in try ObjectKey.with(s &+ 1) { try cursor.seek($0) } } ?? cursor.first()
-        let began = DispatchTime.now().uptimeNanoseconds
+        let began = MonotonicClock.nanoseconds()
         let budget = UInt64(max(0, seconds) * 1e9)
         var writer = BinaryWriter(capacity: 512)
         var removed: [UInt32: Int] = [:]
@@ -112,7 +112,7 @@ enum MaintenanceBatch {
         var last = start
         let current = binding.current.layout.id
         while let e = entry_, batch.visited < max(1, limit) {
-            if batch.visited & 63 == 63, DispatchTime.now().uptimeNanoseconds - began > budget { break }
+            if batch.visited & 63 == 63, MonotonicClock.nanoseconds() - began > budget { break }
             let id = try ObjectKey.decode(e.key)
             let layout = RecordCodec.layoutID(of: e.value)
             if !building.isEmpty {

@@ -71,6 +71,10 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let usedAfterFork = Code("usedAfterFork")
         /// The handle was closed.
         public static let closed = Code("closed")
+        /// The store is suspended (``Store/suspend()``): resume it first.
+        public static let suspended = Code("suspended")
+        /// ``Store/suspend()`` could not close the store: a transaction of this process stayed open.
+        public static let suspendBlocked = Code("suspendBlocked")
         /// The store is encrypted and was opened without ``StoreConfiguration/encryption``.
         public static let encryptionKeyRequired = Code("encryptionKeyRequired")
         /// The store is encrypted with another key than the one it was opened with.
@@ -302,6 +306,18 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The handle was closed.
     public static let closed = StoreError(.closed, "The store was closed; open it again to use it.")
+
+    /// The store is suspended: its files are closed until ``Store/resume()``.
+    public static func suspended(path: String) -> StoreError {
+        StoreError(.suspended, "The store at \(path) is suspended (its files are closed while the app is in the background); call resume() first.")
+            .with { $0.path = path }
+    }
+
+    /// A read or write of this process stayed open while the store was being suspended; the store keeps running.
+    public static func suspendBlocked(path: String) -> StoreError {
+        StoreError(.suspendBlocked, "The store at \(path) could not be suspended: a read or write of this process stayed open for more than a second; end it (keep transactions short) and suspend again.")
+            .with { $0.path = path }
+    }
 
     /// The store at `path` is encrypted and was opened without a key.
     public static func encryptionKeyRequired(path: String) -> StoreError {
