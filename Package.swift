@@ -66,7 +66,7 @@ let package = Package(
         // library so that tests can reach them; StrataCLI is its thin executable.
         .target(
             name: "StrataCommandLine",
-            dependencies: ["Strata", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            dependencies: ["Strata", "StrataTestKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Crypto", package: "swift-crypto")]
         ),
         .executableTarget(name: "StrataCLI", dependencies: ["StrataCommandLine"]),
@@ -94,7 +94,9 @@ let package = Package(
         // Macro models at run time: schemas identical to the DSL's, round trips, key-path queries, typed stages.
         .testTarget(name: "StrataModelTests", dependencies: ["StrataModels", "StrataTestSupport", "StrataTutorials",
                                                         .product(name: "Crypto", package: "swift-crypto")]),
-        .testTarget(name: "StrataCustomMigrationTests", dependencies: ["Strata", "StrataTutorials", "StrataTestKit"]),
+        // Fixtures: a small store per version of every tutorial app, opened at head by FixtureTests.
+        .testTarget(name: "StrataCustomMigrationTests", dependencies: ["Strata", "StrataTutorials", "StrataTestKit"],
+                    resources: [.copy("Fixtures")]),
         // Runs the built `strata` executable (the dependency makes sure it is built) on temporary stores.
         .testTarget(name: "StrataCLITests", dependencies: ["StrataCLI", "StrataCommandLine", "Strata", "StrataTestSupport",
                                                       .product(name: "Crypto", package: "swift-crypto")]),

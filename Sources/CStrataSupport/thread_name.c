@@ -19,6 +19,10 @@ void strata_name_current_thread(const char *name) {
 int64_t strata_current_thread_id(void) {
 #if defined(__linux__)
     return (int64_t)syscall(SYS_gettid);
+#elif defined(__APPLE__)
+    uint64_t tid = 0;
+    pthread_threadid_np(NULL, &tid);
+    return (int64_t)tid;
 #else
     return 0;
 #endif

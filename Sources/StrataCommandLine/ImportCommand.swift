@@ -1,11 +1,6 @@
 import ArgumentParser
 import Foundation
 import Strata
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -106,7 +101,7 @@ struct ImportCommand: ParsableCommand {
     private static func systemReason(_ error: any Error) -> String {
         let nsError = error as NSError
         let posix = nsError.domain == NSPOSIXErrorDomain ? nsError : nsError.userInfo[NSUnderlyingErrorKey] as? NSError
-        if let posix, posix.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(posix.code))) }
+        if let posix, posix.domain == NSPOSIXErrorDomain { return systemMessage(Int32(posix.code)) }
         return ErrorText.oneLine(nsError.localizedDescription)
     }
 

@@ -1,11 +1,6 @@
 import Dispatch
 import Foundation
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Ctrl-C (SIGINT) as a request to stop at the next safe point; a second one exits at once.
 enum Interrupts {
@@ -16,12 +11,12 @@ enum Interrupts {
 
     /// Catches SIGINT until the returned source is cancelled.
     static func install(first: String, second: String) -> any DispatchSourceSignal {
-        signal(SIGINT, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        ignoreDefaultInterruptAction()
+        let source = DispatchSource.makeSignalSource(signal: interruptSignal, queue: .global())
         source.setEventHandler {
             if count.add(1, ordering: .relaxed).newValue > 1 {
                 Console.error("\nstrata: " + second)
-                _exit(1)
+                terminateImmediately(1)
             }
             Console.error("\nstrata: " + first)
         }

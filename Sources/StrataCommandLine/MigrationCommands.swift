@@ -3,11 +3,6 @@ import Dispatch
 import Foundation
 import Strata
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 struct PlanCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,11 +1,6 @@
 import ArgumentParser
 import Foundation
 import Strata
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The root command. Exit status: 0 success, 1 failure or problems found, 2 bad usage.
 struct StrataTool: ParsableCommand {
@@ -26,7 +21,7 @@ struct StrataTool: ParsableCommand {
         subcommands: [
             InfoCommand.self, SchemaCommand.self, CreateCommand.self, ImportCommand.self, ExportCommand.self,
             PlanCommand.self, MigrateCommand.self, MaintainCommand.self, VerifyCommand.self, BackupCommand.self,
-            HistoryCommand.self, RotateKeyCommand.self,
+            HistoryCommand.self, RotateKeyCommand.self, FixtureCommand.self, LocksCommand.self,
         ])
 
     /// Parses the arguments, runs the command and exits with its status.

@@ -253,7 +253,9 @@ public enum BooksApp {
     /// Fills a store at `version` with `count` books and `count / 10` users; each book has 1–3 readers.
     public static func fill(_ context: WriteContext, version: String, count: Int, seed: UInt64 = 2) throws {
         let contents = contents(count: count, seed: seed)
-        let users = try contents.users.map { try context.insert("User", ["name": .string($0)]) }
+        let users = try contents.users.map { name in
+            try context.insert("User", version == "v3" ? ["name": .string(name), "displayName": .string(name.capitalized)] : ["name": .string(name)])
+        }
         var authors: [String: DynamicObject] = [:]
         for b in contents.books {
             var values: [String: Value] = ["title": .string(b.title)]
@@ -271,13 +273,6 @@ public enum BooksApp {
                     try context.link(file, "book", to: book)
                     try context.link(file, "user", to: users[r])
                 }
-            }
-        }
-        if version == "v3" {
-            for user in users {
-                var u = user
-                u["displayName"] = .string((user["name"].stringValue ?? "").capitalized)
-                try context.update(u)
             }
         }
     }

@@ -1,12 +1,19 @@
 import Foundation
-import Strata
+@_spi(Testing) import Strata
 import StrataTestSupport
 import Testing
 
 /// Observing queries and change sets: first values, coalescing, precise wake-ups, change sets merged across
 /// commits, concurrent writers, cancellation, closing, and migrations by another handle. (Other processes'
-/// commits: `StrataCLITests.ObservationAcrossProcessesTests`.)
+/// commits: `StrataCLITests.ObservationAcrossProcessesTests`.) Every test runs with both ways of noticing other
+/// commits: the platform's file notification and the portable poll that Apple platforms share with any other.
 @Suite struct ObservationTests {
+    static func configuration(_ watching: FileWatching) -> StoreConfiguration {
+        var configuration = StoreConfiguration()
+        configuration.fileWatching = watching
+        return configuration
+    }
+
     static func schema(version: String = "v1", extra: Bool = false) throws -> Schema {
         try Schema(version) {
             Entity("Post") {
@@ -27,8 +34,8 @@ import Testing
 
     // MARK: Queries
 
-    @Test func aQueryObservationDeliversItsValueThenAValueAfterEachCommit() async throws {
-        let store = try Store.temporary(schema: try Self.schema())
+    @Test(arguments: FileWatching.allCases) func aQueryObservationDeliversItsValueThenAValueAfterEachCommit(watching: FileWatching) async throws {
+        let store = try Store.temporary(schema: try Self.schema(), configuration: Self.configuration(watching))
         defer { store.close() }
         let values = ObservedValues<Int>()
         let task = values.record(store.observe { try $0.count("Post") })
@@ -41,8 +48,8 @@ import Testing
         #expect(values.all == [0, 1, 2, 3])
     }
 
-    @Test func aBurstOfCommitsCoalescesAndTheLastValueIsTheStoresFinalState() async throws {
-        let store = try Store.temporary(schema: try Self.schema())
+    @Test(arguments: FileWatching.allCases) func aBurstOfCommitsCoalescesAndTheLastValueIsTheStoresFinalState(watching: FileWatching) async throws {
+        let store = try Store.temporary(schema: try Self.schema(), configuration: Self.configuration(watching))
         defer { store.close() }
         let gate = Gate()
         let values = ObservedValues<Int>()
@@ -61,8 +68,8 @@ import Testing
         #expect(seen.last == 200, "no value older than the last commit arrives after it: \(seen)")
     }
 
-    @Test func commitsToEntitiesAQueryDidNotReadWakeNobody() async throws {
-        let store = try Store.temporary(schema: try Self.schema())
+    @Test(arguments: FileWatching.allCases) func commitsToEntitiesAQueryDidNotReadWakeNobody(watching: FileWatching) async throws {
+        let store = try Store.temporary(schema: try Self.schema(), configuration: Self.configuration(watching))
         defer { store.close() }
         let fetches = Counter()
         let values = ObservedValues<Int>()
@@ -86,8 +93,8 @@ import Testing
         #expect(fetches.increment() == 4, "one more fetch (and this count)")
     }
 
-    @Test func typedAndDynamicQueriesSeeTheSameCommits() async throws {
-        let store = try Store.temporary(schema: try Self.schema())
+    @Test(arguments: FileWatching.allCases) func typedAndDynamicQueriesSeeTheSameCommits(watching: FileWatching) async throws {
+        let store = try Store.temporary(schema: try Self.schema(), configuration: Self.configuration(watching))
         defer { store.close() }
         let titles = ObservedValues<[String]>()
         let task = titles.record(store.observe { context in
@@ -111,8 +118,8 @@ import Testing
 
     // MARK: Change sets
 
-    @Test func changeSetsListInsertedUpdatedAndDeletedObjects() async throws {
-        let store = try Store.temporary(schema: try Self.schema())
+    @Test(arguments: FileWatching.allCases) func changeSetsListInsertedUpdatedAndDeletedObjects(watching: FileWatching) async throws {
+        let store = try Store.temporary(schema: try Self.schema(), configuration: Self.configuration(watching))
         defer { store.close() }
         let sets = ObservedValues<ChangeSet>()
         let task = sets.record(try store.changes(of: "Post"))
@@ -143,8 +150,8 @@ import Testing
         _ = author
     }
 
-    @Test func changesMadeWhileTheConsumerIsBusyAreMerged() async throws {
-        let store = try Store.temporary(schema: try Self.schema())
+    @Test(arguments: FileWatching.allCases) func changesMadeWhileTheConsumerIsBusyAreMerged(watching: FileWatching) async throws {
+        let store = try Store.temporary(schema: try Self.schema(), configuration: Self.configuration(watching))
         defer { store.close() }
         let gate = Gate()
         let sets = ObservedValues<ChangeSet>()
@@ -168,8 +175,8 @@ import Testing
         #expect(sets.all.last == ChangeSet(entity: "Post", inserted: [], updated: [kept.id], deleted: [], isComplete: true))
     }
 
-    @Test func anObservationOfSomePropertiesIgnoresUpdatesOfOthers() async throws {
-        let store = try Store.temporary(schema: try Self.schema())
+    @Test(arguments: FileWatching.allCases) func anObservationOfSomePropertiesIgnoresUpdatesOfOthers(watching: FileWatching) async throws {
+        let store = try Store.temporary(schema: try Self.schema(), configuration: Self.configuration(watching))
         defer { store.close() }
         let post = try await store.write { try $0.insert("Post", ["title": "t"]) }
         let sets = ObservedValues<ChangeSet>()
@@ -191,8 +198,8 @@ import Testing
 
     // MARK: Concurrency, ending
 
-    @Test func noChangeIsMissedUnderConcurrentWriters() async throws {
-        let store = try Store.temporary(schema: try Self.schema())
+    @Test(arguments: FileWatching.allCases) func noChangeIsMissedUnderConcurrentWriters(watching: FileWatching) async throws {
+        let store = try Store.temporary(schema: try Self.schema(), configuration: Self.configuration(watching))
         defer { store.close() }
         let counts = ObservedValues<Int>()
         let countTask = counts.record(store.observe { try $0.count("Post") })
@@ -213,8 +220,8 @@ import Testing
         #expect(sets.all.allSatisfy { $0.isComplete && $0.updated.isEmpty && $0.deleted.isEmpty })
     }
 
-    @Test func cancellingTheTaskOrClosingTheStoreEndsTheObservation() async throws {
-        let store = try Store.temporary(schema: try Self.schema())
+    @Test(arguments: FileWatching.allCases) func cancellingTheTaskOrClosingTheStoreEndsTheObservation(watching: FileWatching) async throws {
+        let store = try Store.temporary(schema: try Self.schema(), configuration: Self.configuration(watching))
         let values = ObservedValues<Int>()
         let task = values.record(store.observe { try $0.count("Post") })
         #expect(await values.waitUntil { $0 == [0] })
@@ -232,17 +239,18 @@ import Testing
         #expect(await other.waitForEnd() == "finished", "closing the handle ends its observations")
     }
 
-    @Test func aMigrationByAnotherHandleEndsTheObservationWithModelChanged() async throws {
-        let dir = try TemporaryDirectory("observe-migrate")
+    @Test(arguments: FileWatching.allCases) func aMigrationByAnotherHandleEndsTheObservationWithModelChanged(watching: FileWatching) async throws {
+        let dir = try TemporaryDirectory("observe-migrate-\(watching)")
         let v1 = try Self.schema(version: "v1"), v2 = try Self.schema(version: "v2", extra: true)
-        let store = try Store.open(at: dir.store, schema: v1)
+        let store = try Store.open(at: dir.store, schema: v1, configuration: Self.configuration(watching))
         defer { store.close() }
         try await store.write { _ = try $0.insert("Post", ["title": "p"]) }
         let values = ObservedValues<Int>()
         let task = values.record(store.observe { try $0.count("Post") })
         defer { task.cancel() }
         #expect(await values.waitUntil { $0 == [1] })
-        let migrated = try Store.open(at: dir.store, schema: v2, plan: try MigrationPlan(schemas: [v1, v2]))
+        let migrated = try Store.open(at: dir.store, schema: v2, plan: try MigrationPlan(schemas: [v1, v2]),
+                                      configuration: Self.configuration(watching))
         defer { migrated.close() }
         #expect(await values.waitForEnd() == "modelChanged")
         #expect(try await migrated.read { try $0.count("Post") } == 1)

@@ -24,8 +24,8 @@ int strata_process_forked(void);
 /// it. Does nothing where threads cannot be named.
 void strata_name_current_thread(const char *name);
 
-/// The kernel's ID of the calling thread (`gettid`, the name of its `/proc/self/task` entry on Linux); 0
-/// where there is none.
+/// The kernel's ID of the calling thread (`gettid`, the name of its `/proc/self/task` entry on Linux;
+/// `pthread_threadid_np` on Darwin); 0 where there is none.
 int64_t strata_current_thread_id(void);
 
 #ifdef __cplusplus

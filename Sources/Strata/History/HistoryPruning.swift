@@ -90,7 +90,7 @@ final class HistoryPruner: Sendable {
             defer { running.store(false, ordering: .releasing) }
             while !environment.isClosed {
                 if environment.writersWaiting.load(ordering: .relaxed) > 0 {
-                    usleep(500)
+                    CurrentProcess.pause(microseconds: 500)
                     continue
                 }
                 // A failure (the store closed, a full disk) ends the run; the next commit that finds the history

@@ -51,9 +51,7 @@ final class LineBatches: @unchecked Sendable {
 
     /// Starts reading.
     func start() {
-        let thread = Thread { [self] in produce() }
-        thread.stackSize = 1 << 20
-        thread.start()
+        PlatformThread.start(name: "strata.import", stackSize: 1 << 20) { [self] in produce() }
     }
 
     /// The next message, waiting for it.

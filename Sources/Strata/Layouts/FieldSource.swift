@@ -122,11 +122,13 @@ enum FieldSource: Sendable, Equatable {
         case 4 where catalogFormat >= 2:
             let i = try fieldIndex()
             let d = try FieldCodec.decodeTagged(from: &r)
-            self = .converted(i, default: d.isNull ? nil : d)
+            // No default is stored as null: `Value?.none`, not `nil` (which `Value`, being nil-expressible,
+            // would take as `.null`, a default of null that hides a later step's default).
+            self = .converted(i, default: d.isNull ? Value?.none : d)
         case 5 where catalogFormat >= 3:
             let i = try fieldIndex()
             let d = try FieldCodec.decodeTagged(from: &r)
-            self = .reshaped(i, try CodableReshape(decoding: &r), default: d.isNull ? nil : d)
+            self = .reshaped(i, try CodableReshape(decoding: &r), default: d.isNull ? Value?.none : d)
         case let c:
             throw DecodeFailure("unknown field source \(c)")
         }

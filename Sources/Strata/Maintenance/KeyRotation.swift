@@ -121,7 +121,7 @@ enum KeyRotation {
                 if cursor.lastEpoch != 0, cursor.lastEpoch != keyring.current.epoch,
                    !SealedValue.isUnopenable(e.value), !SealedValue.isUnknownKey(e.value) {
                     if let binding = target.binding {
-                        try moveIndexEntries(binding, record: e, in: txn)
+                        try moveIndexEntries(binding, record: e, keyring: keyring, in: txn)
                     }
                     let plain = Array(e.value)
                     try r.cursorKey.withUnsafeBytes { k in
@@ -147,11 +147,11 @@ enum KeyRotation {
 
     /// Moves the index entries of one record from the retiring keys' hashes to the current key's. A record that
     /// does not decode is left as it is (verification reports it).
-    private static func moveIndexEntries(_ binding: EntityBinding, record e: Entry, in txn: Transaction) throws {
+    private static func moveIndexEntries(_ binding: EntityBinding, record e: Entry, keyring: StoreKeyring, in txn: Transaction) throws {
         guard !binding.indexes.isEmpty else { return }
         let id = try ObjectKey.decode(e.key)
         guard let values = try? binding.decodeValues(e.value, id: id) else { return }
-        try txn.moveIndexEntriesToCurrentKey(binding.indexes, values: values, id: id)
+        try RotatingIndexEntries.moveToCurrentKey(binding.indexes, values: values, id: id, in: txn)
     }
 
     /// Values left under the retiring key (at most), or nil when no rotation runs.

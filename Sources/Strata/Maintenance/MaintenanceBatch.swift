@@ -103,7 +103,7 @@ enum MaintenanceBatch {
         let start = m.cursor?.entity == binding.tag ? m.cursor?.lastID : nil
         let cursor = try txn.cursor(binding.dbi)
         var entry_ = try start.map { s in try ObjectKey.with(s &+ 1) { try cursor.seek($0) } } ?? cursor.first()
-        let began = DispatchTime.now().uptimeNanoseconds
+        let began = MonotonicClock.nanoseconds()
         let budget = UInt64(max(0, seconds) * 1e9)
         var writer = BinaryWriter(capacity: 512)
         var removed: [UInt32: Int] = [:]
@@ -112,7 +112,7 @@ enum MaintenanceBatch {
         var last = start
         let current = binding.current.layout.id
         while let e = entry_, batch.visited < max(1, limit) {
-            if batch.visited & 63 == 63, DispatchTime.now().uptimeNanoseconds - began > budget { break }
+            if batch.visited & 63 == 63, MonotonicClock.nanoseconds() - began > budget { break }
             let id = try ObjectKey.decode(e.key)
             let layout = RecordCodec.layoutID(of: e.value)
             if !building.isEmpty {
@@ -128,7 +128,7 @@ enum MaintenanceBatch {
                 try rewrite(e.value, id: id, layout: layout, of: binding, with: &transcoder, into: &writer)
                 if txn.isRotatingKeys {
                     // Re-sealed under the new key: its index entries move to the new key's hash with it.
-                    try txn.moveIndexEntriesToCurrentKey(binding.indexes, values: try binding.decodeValues(writer.buffer, id: id), id: id)
+                    try RotatingIndexEntries.moveToCurrentKey(binding.indexes, values: try binding.decodeValues(writer.buffer, id: id), id: id, in: txn)
                 }
                 // Replaced in place: the cursor stays on the record (the record's old bytes are not read again).
                 try ObjectKey.with(id) { key in

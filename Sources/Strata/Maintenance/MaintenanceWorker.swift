@@ -22,13 +22,10 @@ final class MaintenanceWorker: Sendable {
     init(model: BoundModel, environment: Environment) {
         let stop = stopFlag
         let done = done
-        let thread = Thread {
+        PlatformThread.start(name: "strata.maintenance", priority: .utility) {
             MaintenanceWorker.run(model: model, environment: environment, stop: stop)
             done.signal()
         }
-        thread.name = "strata.maintenance"
-        thread.qualityOfService = .utility
-        thread.start()
     }
 
     /// Asks the thread to stop after its current batch and waits for it.
@@ -41,20 +38,28 @@ final class MaintenanceWorker: Sendable {
     private static func run(model: BoundModel, environment: Environment, stop: StopFlag) {
         var failures = 0
         while !stop.requested.load(ordering: .relaxed) {
+            // Suspended (the app is in the background): wait for resume, or for stop.
+            if environment.isSuspended {
+                CurrentProcess.pause(microseconds: 10_000)
+                continue
+            }
             // The app's writers go first.
             if environment.writersWaiting.load(ordering: .relaxed) > 0 {
-                usleep(500)
+                CurrentProcess.pause(microseconds: 500)
                 continue
             }
             do {
                 let batch = try MaintenanceBatch.run(model: model, environment: environment, limit: batchLimit, seconds: batchSeconds)
                 failures = 0
                 if batch.isDone { return }
+            } catch let error as StoreError where error.code == .suspended {
+                // Suspended between the check above and the batch: nothing was written; wait as above.
+                continue
             } catch let error as StoreError where error.code.isEnvironmental && error.code != .closed && error.code != .usedAfterFork {
                 // A full disk or an I/O error: try again later, a few times.
                 failures += 1
                 if failures > 8 { return }
-                usleep(UInt32(min(2_000_000, 50_000 << failures)))
+                CurrentProcess.pause(microseconds: min(2_000_000, 50_000 << failures))
             } catch {
                 // Closed, migrated by another handle, migrating, read-only: nothing for this handle to do.
                 return

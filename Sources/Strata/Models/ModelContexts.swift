@@ -155,8 +155,8 @@ extension WriteContext {
         changes.updated(id, entity: binding.position, properties: binding.changedAttributes(from: old, to: new))
         if txn.isRotatingKeys {
             // Re-sealed under the new key below: the entries of unchanged values move to its hash too.
-            try txn.moveIndexEntriesToCurrentKey(binding.indexes.filter { old[$0.attribute] == new[$0.attribute] },
-                                                 values: new, id: id)
+            try RotatingIndexEntries.moveToCurrentKey(binding.indexes.filter { old[$0.attribute] == new[$0.attribute] },
+                                             values: new, id: id, in: txn)
         }
         try ObjectKey.with(id) { key in
             _ = try txn.put(binding.dbi, key: key, value: record.bytes.buffer)

@@ -240,8 +240,8 @@ public final class WriteContext: ReadContext {
         }
         if txn.isRotatingKeys {
             // Re-sealed under the new key below: the entries of unchanged values move to its hash too.
-            try txn.moveIndexEntriesToCurrentKey(binding.indexes.filter { old.values[$0.attribute] == row[$0.attribute] },
-                                                 values: row, id: id)
+            try RotatingIndexEntries.moveToCurrentKey(binding.indexes.filter { old.values[$0.attribute] == row[$0.attribute] },
+                                             values: row, id: id, in: txn)
         }
         try binding.encode(row, id: id, into: &writer)
         try ObjectKey.with(id) { key in

@@ -9,6 +9,12 @@ protocol CommitSubscriber: AnyObject, Sendable {
     func receive(_ commit: CommitChanges)
     /// The observation is over: the handle closed (nil) or the store was migrated.
     func end(_ error: StoreError?)
+    /// The store was resumed after a suspension (``Store/resume()``).
+    func resumed()
+}
+
+extension CommitSubscriber {
+    func resumed() {}
 }
 
 /// One process's observers of one store's files: told of this process's commits at once, and of other
@@ -28,6 +34,10 @@ final class ObservationHub: Sendable {
         var lastSeen: UInt64 = 0
         /// Commits of this process after `lastSeen`, already dispatched when they committed.
         var localCommits: Set<UInt64> = []
+        /// The store is suspended: no watcher runs, whoever registers.
+        var paused = false
+        /// Whether `lastSeen` was set when a watcher started (and still counts).
+        var hasBaseline = false
     }
 
     private let state = Mutex(State())
@@ -48,12 +58,13 @@ final class ObservationHub: Sendable {
             s.nextToken += 1
             s.registrations[token] = Registration(subscriber: subscriber, store: store, meta: meta)
             registered.add(1, ordering: .relaxed)
-            if s.watcher == nil {
+            if s.watcher == nil, !s.paused {
                 // What a read transaction sees, not the meta page: a commit in flight (meta page written, not
                 // yet published to readers) is then still ahead, and is dispatched when it lands, while the
                 // subscriber's first fetch may not see it.
                 s.lastSeen = environment.snapshotTransactionID
                 s.localCommits = []
+                s.hasBaseline = true
                 s.watcher = CommitWatcher(hub: self, environment: environment)
             }
             return token
@@ -85,6 +96,35 @@ final class ObservationHub: Sendable {
         }
         for subscriber in ended { subscriber.end(nil) }
         watcher?.stop()
+    }
+
+    /// Stops the watcher for a suspension; the observations stay registered.
+    func pauseWatching() {
+        let watcher = state.withLock { s -> CommitWatcher? in
+            s.paused = true
+            defer { s.watcher = nil }
+            return s.watcher
+        }
+        watcher?.stop()
+    }
+
+    /// Starts the watcher again after a suspension, if anyone observes: the commits other processes made
+    /// meanwhile (after `lastSeen`) are dispatched by its first look.
+    func resumeWatching(environment: Environment) {
+        let baseline = state.withLock { $0.hasBaseline } ? nil : environment.snapshotTransactionID
+        let subscribers = state.withLock { s -> [any CommitSubscriber] in
+            s.paused = false
+            let subscribers = s.registrations.values.map(\.subscriber)
+            guard s.watcher == nil, !s.registrations.isEmpty else { return subscribers }
+            if let baseline {
+                s.lastSeen = baseline
+                s.localCommits = []
+                s.hasBaseline = true
+            }
+            s.watcher = CommitWatcher(hub: self, environment: environment)
+            return subscribers
+        }
+        for subscriber in subscribers { subscriber.resumed() }
     }
 
     /// A commit of this process: dispatched at once (unless the watcher already did).

@@ -117,13 +117,16 @@ enum OpenDecision {
             ?? (schema.fingerprint.hex == journal.destinationFingerprint ? schema : nil)
         let switched = journal.currentTask == .didMigrate
         let continuable = destination != nil && (!journal.hasStage || stage != nil)
+        // Errors name where the store really is (the step's destination once it switched, its source before) and
+        // the app's model, not the step's ends.
+        let pending = StoreError.didMigratePending(store: journal.destinationVersion, from: journal.sourceVersion, app: schema.versionIdentifier)
         if continuable && !allowed {
             // The app will migrate later (migratesAtOpen off): keep the work done so far.
-            return .refuse(StoreError.migrationRequired(from: journal.sourceVersion, to: journal.destinationVersion))
+            return .refuse(switched ? pending : StoreError.migrationRequired(from: journal.sourceVersion, to: schema.versionIdentifier))
         }
         guard continuable, let destination else {
             // Only didMigrate remains; without its stage the step cannot finish here.
-            if switched { return .refuse(StoreError.migrationRequired(from: journal.sourceVersion, to: journal.destinationVersion)) }
+            if switched { return .refuse(pending) }
             return .rollBack(journal)
         }
         return .resume(journal, destination: destination)

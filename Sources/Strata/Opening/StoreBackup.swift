@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Consistent copies of a store.
 enum StoreBackup {
@@ -26,12 +23,12 @@ enum StoreBackup {
             }
             try FaultInjection.point("backup.afterCopy")
             // The copy is published only once it is durable.
-            let fd = open(temp + "/data.mdb", O_RDONLY)
-            guard fd >= 0 else { throw StoreError.ioError(errno: errno, operation: "open the backup copy") }
-            let synced = fsync(fd) == 0 ? 0 : errno
-            close(fd)
-            if synced != 0 { throw StoreError.ioError(errno: synced, operation: "fsync the backup copy") }
-            StoreFiles.syncDirectory(temp)
+            do throws(SystemCallError) {
+                try FileSync.syncFile(temp + "/data.mdb")
+            } catch {
+                throw StoreError.ioError(errno: error.errno, operation: "\(error.operation) (the backup copy)")
+            }
+            FileSync.syncDirectory(temp)
             try FaultInjection.point("backup.beforePublish")
             guard try StoreFiles.publish(temp, at: destination) else {
                 throw StoreError.notAStore(path: destination, reason: "a backup destination must not exist")

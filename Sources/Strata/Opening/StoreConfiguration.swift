@@ -41,6 +41,9 @@ public struct StoreConfiguration: Sendable {
     /// The author this handle's writes are recorded under in the change history, when a write names none
     /// (``Store/write(author:_:)``): a widget or an extension opens its handle with its own name.
     public var historyAuthor: String? = nil
+    /// How the handle notices other processes' commits while it is observed (for Strata's tests: the
+    /// portable poll runs on Linux too, so the code Apple platforms share is tested here).
+    @_spi(Testing) public var fileWatching: FileWatching = .native
     /// The key that encrypts the store at rest (<doc:Encryption>), or nil (the default) for an unencrypted store.
     /// A store created with a key is encrypted, and every later open must give the same key: without one it
     /// throws ``StoreError/Code-swift.struct/encryptionKeyRequired``, with another
@@ -71,6 +74,7 @@ public struct StoreConfiguration: Sendable {
             maximumReaders: max(maximumReaders, 16),
             maximumDatabases: databases,
             readOnly: readOnly,
-            growthWaitSeconds: mapGrowthWaitSeconds)
+            growthWaitSeconds: mapGrowthWaitSeconds,
+            fileWatching: fileWatching)
     }
 }

@@ -34,7 +34,7 @@ enum StoreCreation {
             try? FileManager.default.removeItem(atPath: temp)
             throw error
         }
-        StoreFiles.syncDirectory(temp)
+        FileSync.syncDirectory(temp)
         _ = try StoreFiles.publish(temp, at: path)
     }
 }

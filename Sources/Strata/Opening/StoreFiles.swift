@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// What is at a store path, checked before LMDB touches anything: LMDB takes an empty or missing
 /// `data.mdb` for a new store, and crashes on a truncated one.
@@ -17,27 +14,30 @@ enum StoreFiles {
 
     static func inspect(_ path: String) throws -> State {
         // The common case first: an existing store's data file.
-        var quick = stat()
-        if stat(path + "/data.mdb", &quick) == 0, (quick.st_mode & S_IFMT) == S_IFREG, quick.st_size > 0 {
+        if let quick = try? FileStatus.of(path + "/data.mdb"), quick.kind == .regular, quick.size > 0 {
             try checkHeader(path + "/data.mdb", storePath: path)
             return .existing
         }
-        var st = stat()
-        if lstat(path, &st) != 0 {
-            if errno == ENOENT { return .missing }
-            if errno == EACCES { throw StoreError.permissionDenied(path: path) }
-            throw StoreError.ioError(errno: errno, operation: "stat \(path)")
+        let entry: FileStatus
+        do throws(SystemCallError) {
+            entry = try FileStatus.of(path, followingLinks: false)
+        } catch {
+            if error.isNotFound { return .missing }
+            if error.isPermissionDenied { throw StoreError.permissionDenied(path: path) }
+            throw StoreError.ioError(errno: error.errno, operation: error.operation)
         }
-        var target = st
-        if (st.st_mode & S_IFMT) == S_IFLNK {
-            guard stat(path, &target) == 0 else { throw StoreError.notAStore(path: path, reason: "it is a dangling symbolic link") }
+        var target = entry
+        if entry.kind == .symbolicLink {
+            guard let followed = try? FileStatus.of(path) else {
+                throw StoreError.notAStore(path: path, reason: "it is a dangling symbolic link")
+            }
+            target = followed
         }
-        guard (target.st_mode & S_IFMT) == S_IFDIR else {
+        guard target.kind == .directory else {
             throw StoreError.notAStore(path: path, reason: "it is a file; a store is a directory holding data.mdb and lock.mdb")
         }
         let data = path + "/data.mdb"
-        var ds = stat()
-        if stat(data, &ds) != 0 {
+        guard let ds = try? FileStatus.of(data) else {
             let contents = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
             if contents.isEmpty { return .emptyDirectory }
             if contents.contains("lock.mdb") {
@@ -45,10 +45,10 @@ enum StoreFiles {
             }
             throw StoreError.notAStore(path: path, reason: "the directory holds other files and no data.mdb")
         }
-        guard (ds.st_mode & S_IFMT) == S_IFREG else {
+        guard ds.kind == .regular else {
             throw StoreError.notAStore(path: path, reason: "data.mdb is not a regular file")
         }
-        if ds.st_size == 0 { throw StoreError.corrupted(path: path, reason: .emptyDataFile) }
+        if ds.size == 0 { throw StoreError.corrupted(path: path, reason: .emptyDataFile) }
         try checkHeader(data, storePath: path)
         return .existing
     }
@@ -57,14 +57,14 @@ enum StoreFiles {
     /// file beside any file it is pointed at): its magic number (`0xBEEFC0DE`, after the 16-byte page header)
     /// and LMDB's data format version (1 for LMDB 0.9).
     static func checkHeader(_ data: String, storePath: String) throws {
-        let fd = open(data, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            if errno == EACCES || errno == EPERM { throw StoreError.permissionDenied(path: data) }
-            throw StoreError.ioError(errno: errno, operation: "open \(data)")
+        let header: [UInt8]
+        do throws(SystemCallError) {
+            header = try ReadOnlyFile(path: data).read(count: 24, at: 0)
+        } catch {
+            if error.isPermissionDenied { throw StoreError.permissionDenied(path: data) }
+            throw StoreError.ioError(errno: error.errno, operation: error.operation)
         }
-        defer { close(fd) }
-        var header = [UInt8](repeating: 0, count: 24)
-        let n = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 24, 0) }
+        let n = header.count
         var hasLockFile: Bool { FileManager.default.fileExists(atPath: storePath + "/lock.mdb") }
         guard n == 24 else {
             if hasLockFile { throw StoreError.corrupted(path: storePath, reason: .invalidHeader) }
@@ -82,14 +82,6 @@ enum StoreFiles {
         }
     }
 
-    /// Flushes a directory's entries (after a rename into it).
-    static func syncDirectory(_ path: String) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY)
-        guard fd >= 0 else { return }
-        fsync(fd)
-        close(fd)
-    }
-
     /// The parent directory of `path`.
     static func parent(of path: String) -> String {
         (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
@@ -105,20 +97,15 @@ enum StoreFiles {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return }
         let prefix = ".\(base).strata-tmp-"
         for name in names where name.hasPrefix(prefix) {
-            guard let owner = temporaryOwner(String(name.dropFirst(prefix.count))), !processExists(owner) else { continue }
+            guard let owner = temporaryOwner(String(name.dropFirst(prefix.count))), !CurrentProcess.exists(owner) else { continue }
             try? FileManager.default.removeItem(atPath: parent + "/" + name)
         }
     }
 
     /// The process ID in a temporary directory's name suffix (`<pid>-<uuid>`), if it has one.
-    private static func temporaryOwner(_ suffix: String) -> pid_t? {
+    private static func temporaryOwner(_ suffix: String) -> Int32? {
         guard let dash = suffix.firstIndex(of: "-"), let pid = Int32(suffix[..<dash]), pid > 0 else { return nil }
         return pid
-    }
-
-    /// Whether a process with this ID exists (a process of another user counts as existing).
-    private static func processExists(_ pid: pid_t) -> Bool {
-        kill(pid, 0) == 0 || errno != ESRCH
     }
 
     /// A new, unique temporary directory next to `path`, on the same file system (for atomic renames). Its
@@ -126,7 +113,7 @@ enum StoreFiles {
     static func makeTemporaryDirectory(near path: String) throws -> String {
         let parent = parent(of: path)
         let base = (path as NSString).lastPathComponent
-        let temp = parent + "/.\(base).strata-tmp-\(getpid())-\(UUID().uuidString)"
+        let temp = parent + "/.\(base).strata-tmp-\(CurrentProcess.id)-\(UUID().uuidString)"
         do {
             try FileManager.default.createDirectory(atPath: temp, withIntermediateDirectories: false)
         } catch {
@@ -141,13 +128,14 @@ enum StoreFiles {
     /// Renames `temporary` to `path` atomically (replacing an empty directory), then syncs the parent.
     /// Returns false when `path` was created meanwhile by someone else (the temporary is removed).
     static func publish(_ temporary: String, at path: String) throws -> Bool {
-        if rename(temporary, path) != 0 {
-            let code = errno
+        do throws(SystemCallError) {
+            try FileSync.rename(temporary, to: path)
+        } catch {
             try? FileManager.default.removeItem(atPath: temporary)
-            if code == ENOTEMPTY || code == EEXIST { return false }
-            throw StoreError.ioError(errno: code, operation: "rename to \(path)")
+            if error.isTargetNotEmpty { return false }
+            throw StoreError.ioError(errno: error.errno, operation: error.operation)
         }
-        syncDirectory(parent(of: path))
+        FileSync.syncDirectory(parent(of: path))
         return true
     }
 }

@@ -169,12 +169,12 @@ struct StoreOpening {
     private func lockWaitingForOtherMigration() throws -> MigrationLock? {
         if let lock = try MigrationLock.acquire(storePath: path) { return lock }
         // A migration of this process (another handle, perhaps on this very thread) is not waited for.
-        guard options.waitsForOtherProcesses, try journalOwner() != getpid() else { return nil }
-        let started = DispatchTime.now().uptimeNanoseconds
+        guard options.waitsForOtherProcesses, try journalOwner() != CurrentProcess.id else { return nil }
+        let started = MonotonicClock.nanoseconds()
         var lastReported: (Int, Int)? = nil
         while true {
             if let lock = try MigrationLock.acquire(storePath: path) { return lock }
-            if let limit = options.otherProcessTimeout, Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 > limit {
+            if let limit = options.otherProcessTimeout, Double(MonotonicClock.nanoseconds() - started) / 1e9 > limit {
                 return nil
             }
             if let progress = options.progress, let journal = try environment.read({ txn in
@@ -185,7 +185,7 @@ struct StoreOpening {
                                            destinationVersion: journal.destinationVersion, phase: task.phase, entity: task.entity,
                                            completed: journal.completed, total: 0))
             }
-            usleep(20_000)
+            CurrentProcess.pause(microseconds: 20_000)
         }
     }
 

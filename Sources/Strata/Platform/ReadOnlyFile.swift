@@ -6,15 +6,6 @@ import Musl
 import Darwin
 #endif
 
-/// A failed system call: its `errno` and what was being done.
-struct SystemCallError: Error, Sendable {
-    let errno: Int32
-    let operation: String
-
-    /// Whether the call failed for lack of permission (`EACCES`, `EPERM`).
-    var isPermissionDenied: Bool { errno == EACCES || errno == EPERM }
-}
-
 /// A file opened for positioned reads (`pread`), never mapped: what is read of a file that may be shorter
 /// than it should be (a page beyond its end read through a memory map raises SIGBUS; `pread` returns less).
 struct ReadOnlyFile: ~Copyable {

@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 
 /// The change history as an `AsyncSequence`: the transactions committed after a token, then each new one as it
@@ -46,9 +47,26 @@ public struct HistoryFeed: AsyncSequence, Sendable {
                         position = transaction.token
                         return transaction
                     }
-                    // Registered before reading: a commit after the read wakes the wait below.
-                    if subscription == nil { subscription = try store.subscribe(HistorySubscriber(generation: try currentGeneration())) }
-                    let page = try await Self.fetch(store, after: position)
+                    let page: HistoryPage
+                    do {
+                        // Registered before reading: a commit after the read wakes the wait below.
+                        if subscription == nil { subscription = try store.subscribe(HistorySubscriber(generation: try currentGeneration())) }
+                        page = try await Self.fetch(store, after: position)
+                    } catch let error as StoreError where error.code == .suspended {
+                        // The store is suspended (Store.suspend()): read again once it resumes. Marked before
+                        // looking again, so that a resume in between is seen.
+                        if let subscriber = subscription?.subscriber {
+                            subscriber.missedFetch.store(true, ordering: .releasing)
+                            if store.isSuspended {
+                                guard try await subscriber.mailbox.next() != nil else { return finish() }
+                            }
+                            subscriber.missedFetch.store(false, ordering: .releasing)
+                        } else if store.isSuspended {
+                            // Not registered yet (the store was suspended before the first read): look again shortly.
+                            try await Task.sleep(for: .milliseconds(20))
+                        }
+                        continue
+                    }
                     position = page.next
                     pending = page.transactions
                     nextIndex = 0
@@ -113,7 +131,14 @@ final class HistorySubscriber: CommitSubscriber {
 
     init(generation: UInt64) { self.generation = generation }
 
+    /// A read failed because the store was suspended: the next resume asks for another.
+    let missedFetch = Atomic<Bool>(false)
+
     func receive(_ commit: CommitChanges) { mailbox.post { $0 = true } }
 
     func end(_ error: StoreError?) { mailbox.end(error) }
+
+    func resumed() {
+        if missedFetch.exchange(false, ordering: .acquiringAndReleasing) { mailbox.post { $0 = true } }
+    }
 }

@@ -106,7 +106,7 @@ extension MigrationCalibration {
     static func measureInserts(schema: Schema, rows: [(entity: String, values: [Value])], encrypted: Bool) -> Double? {
         guard !rows.isEmpty else { return nil }
         let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("strata-calibration-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).store")
+            .appendingPathComponent("strata-calibration-\(CurrentProcess.id)-\(UInt32.random(in: 0...UInt32.max)).store")
         defer { try? FileManager.default.removeItem(at: directory) }
         var configuration = StoreConfiguration()
         if encrypted { configuration.encryption = StoreEncryption(key: .init(size: .bits256)) }
@@ -139,7 +139,7 @@ extension MigrationCalibration {
     /// cost; nil when the scratch environment cannot be written.
     static func measureWrites(samples: [[UInt8]]) -> (put: Double, commitPerByte: Double, commit: Double)? {
         let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("strata-calibration-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+            .appendingPathComponent("strata-calibration-\(CurrentProcess.id)-\(UInt32.random(in: 0...UInt32.max))")
         guard (try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)) != nil else { return nil }
         defer { try? FileManager.default.removeItem(at: directory) }
         return try? measureWrites(samples: samples, in: directory)

@@ -44,7 +44,7 @@ public final class Migrator: Sendable {
         let url = url, plan = plan, frozen = configuration
         defer { continuation.finish() }
         return try await withCheckedThrowingContinuation { (result: CheckedContinuation<Int, any Error>) in
-            Thread.detachNewThread {
+            PlatformThread.start(name: "strata.migrate") {
                 result.resume(with: Result { try Store.migrate(at: url, plan: plan, configuration: frozen) })
             }
         }

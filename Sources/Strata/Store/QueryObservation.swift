@@ -47,10 +47,22 @@ public struct QueryObservation<Value: Sendable>: AsyncSequence, Sendable {
                 let query = self.query
                 // While it fetches, every commit counts: one after its snapshot may touch an entity this fetch
                 // reads for the first time.
-                subscriber.region = nil
-                let (value, region) = try await store.readTracking(query)
-                subscriber.region = region
-                return value
+                while true {
+                    subscriber.region = nil
+                    do {
+                        let (value, region) = try await store.readTracking(query)
+                        subscriber.region = region
+                        return value
+                    } catch let error as StoreError where error.code == .suspended {
+                        // The store was suspended before this fetch: fetch again when it resumes (or when a
+                        // commit arrives). Marked before looking again, so that a resume in between is seen.
+                        subscriber.missedFetch.store(true, ordering: .releasing)
+                        if store.isSuspended {
+                            guard try await subscriber.mailbox.next() != nil else { return finish() }
+                        }
+                        subscriber.missedFetch.store(false, ordering: .releasing)
+                    }
+                }
             } catch let error as StoreError where error.code == .closed {
                 return finish()
             } catch {
@@ -72,6 +84,8 @@ final class QuerySubscriber: CommitSubscriber {
     let generation: UInt64
     let mailbox = Mailbox<Void>()
     private let tags = Mutex<Set<UInt32>?>(nil)
+    /// A fetch failed because the store was suspended: the next resume asks for another.
+    let missedFetch = Atomic<Bool>(false)
 
     init(generation: UInt64) { self.generation = generation }
 
@@ -90,6 +104,10 @@ final class QuerySubscriber: CommitSubscriber {
     }
 
     func end(_ error: StoreError?) { mailbox.end(error) }
+
+    func resumed() {
+        if missedFetch.exchange(false, ordering: .acquiringAndReleasing) { mailbox.post { $0 = () } }
+    }
 }
 
 /// Keeps a subscriber registered while an iterator holds it; unregisters when the iterator goes away.

@@ -41,6 +41,7 @@ extension Store {
         var steps: [MigrationExplanation.Step] = []
         var source = recorded
         var catalog = header.catalog
+        var building = try environment.read { try MaintenanceRecord.read(header.meta, in: $0).buildingIndexes }
         for target in targets {
             let stepBegun = MonotonicClock.now()
             let stage = effectivePlan.stage(from: source.versionIdentifier, to: target.versionIdentifier)
@@ -53,7 +54,8 @@ extension Store {
                     policyEntities: Set(stage?.passes.flatMap { $0 }.map(\.sourceEntity) ?? []))
                 let stepPlan = try StepPlanner.plan(source: source, sourceCatalog: catalog, destination: target, mapping: mapping,
                                                     stage: stage, maximumLayouts: configuration.migration.maximumLayoutsPerEntity,
-                                                    indexesInBackground: configuration.migration.buildsIndexesInBackground)
+                                                    indexesInBackground: configuration.migration.buildsIndexesInBackground,
+                                                    buildingIndexes: building)
                 var touched = 0
                 var lowerBound = false
                 let after = nextCounts(counts, mapping: mapping, kinds: stepPlan.kinds, stage: stage, step: source.versionIdentifier + " → " + target.versionIdentifier)
@@ -124,6 +126,7 @@ extension Store {
                     bytesToWrite: Int(estimate.bytes.rounded()), estimatedSeconds: estimate.seconds))
                 counts = after
                 catalog = stepPlan.destinationCatalog
+                building = building.intersection(catalog.indexes.map(\.tag)).union(stepPlan.backgroundIndexes)
             } catch let error as MigrationError {
                 var diagnostics: [MigrationDiagnostic] = []
                 if error.code == .cannotInfer { diagnostics = error.diagnostics }

@@ -40,6 +40,10 @@ import Synchronization
 /// - ``info()``
 /// - ``verify()``
 /// - ``close()``
+/// ### App lifecycle
+/// - ``suspend()``
+/// - ``resume()``
+/// - ``isSuspended``
 public final class Store: Sendable {
     /// The store's directory.
     public let url: URL

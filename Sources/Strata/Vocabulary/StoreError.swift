@@ -71,6 +71,10 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let usedAfterFork = Code("usedAfterFork")
         /// The handle was closed.
         public static let closed = Code("closed")
+        /// The store is suspended (``Store/suspend()``): resume it first.
+        public static let suspended = Code("suspended")
+        /// ``Store/suspend()`` could not close the store: a transaction of this process stayed open.
+        public static let suspendBlocked = Code("suspendBlocked")
         /// The store is encrypted and was opened without ``StoreConfiguration/encryption``.
         public static let encryptionKeyRequired = Code("encryptionKeyRequired")
         /// The store is encrypted with another key than the one it was opened with.
@@ -257,6 +261,14 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             .with { $0.storeVersion = from; $0.modelVersion = to }
     }
 
+    /// The store is at model `store`: its migration from `from` switched, but the custom stage's `didMigrate`
+    /// has not completed, and this app (model `app`) cannot run it (it lacks the stage, or does not migrate at
+    /// open). Code ``Code-swift.struct/migrationRequired``.
+    static func didMigratePending(store: String, from: String, app: String) -> StoreError {
+        StoreError(.migrationRequired, "The store is at model \(store) — its migration from \(from) switched, but the custom stage's didMigrate has not completed — and this app's model is \(app); nothing was written to it. Open it with a plan that has the \(from) → \(store) stage and migrates at open (or call Store.migrate) to run didMigrate again.")
+            .with { $0.storeVersion = store; $0.modelVersion = app }
+    }
+
     /// The store was written by a newer model than any this app knows; nothing was written to it.
     public static func storeNewerThanModel(store: String, app: String) -> StoreError {
         StoreError(.storeNewerThanModel, "The store is at model \(store), newer than this app's newest model \(app); nothing was written to it. Update the app (or give the tool the model of \(store) or later).")
@@ -294,6 +306,18 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The handle was closed.
     public static let closed = StoreError(.closed, "The store was closed; open it again to use it.")
+
+    /// The store is suspended: its files are closed until ``Store/resume()``.
+    public static func suspended(path: String) -> StoreError {
+        StoreError(.suspended, "The store at \(path) is suspended (its files are closed while the app is in the background); call resume() first.")
+            .with { $0.path = path }
+    }
+
+    /// A read or write of this process stayed open while the store was being suspended; the store keeps running.
+    public static func suspendBlocked(path: String) -> StoreError {
+        StoreError(.suspendBlocked, "The store at \(path) could not be suspended: a read or write of this process stayed open for more than a second; end it (keep transactions short) and suspend again.")
+            .with { $0.path = path }
+    }
 
     /// The store at `path` is encrypted and was opened without a key.
     public static func encryptionKeyRequired(path: String) -> StoreError {

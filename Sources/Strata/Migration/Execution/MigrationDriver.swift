@@ -40,11 +40,18 @@ struct MigrationDriver {
         // Planned with the options the step began with, so that the kinds match the journal's catalog and tasks.
         let stepPlan = try StepPlanner.plan(source: source, sourceCatalog: header.catalog, destination: destination, mapping: mapping,
                                             stage: stage, maximumLayouts: journal.maximumLayouts ?? 1,
-                                            indexesInBackground: journal.indexesInBackground ?? false)
+                                            indexesInBackground: journal.indexesInBackground ?? false,
+                                            buildingIndexes: try buildingIndexes(header))
         let runner = try StepRunner(environment: environment, header: header, sourceSchema: source, destinationSchema: destination,
                                     mapping: mapping, stage: stage, journal: journal, kinds: stepPlan.kinds,
                                     options: options, stepIndex: 0, stepCount: 1)
         try runner.run()
+    }
+
+    /// The indexes the store's maintenance is still building (the maintenance record changes only at a step's
+    /// switch, so a resumed step reads the set it began with).
+    func buildingIndexes(_ header: StoreHeader) throws -> Set<UInt32> {
+        try environment.read { try MaintenanceRecord.read(header.meta, in: $0).buildingIndexes }
     }
 
     func inferMapping(source: Schema, destination: Schema, stage: MigrationStage?) throws -> InferredMapping {
@@ -63,7 +70,8 @@ struct MigrationDriver {
         let mapping = try inferMapping(source: source, destination: destination, stage: stage)
         let stepPlan = try StepPlanner.plan(source: source, sourceCatalog: header.catalog, destination: destination,
                                             mapping: mapping, stage: stage, maximumLayouts: options.maximumLayoutsPerEntity,
-                                            indexesInBackground: options.buildsIndexesInBackground)
+                                            indexesInBackground: options.buildsIndexesInBackground,
+                                            buildingIndexes: try buildingIndexes(header))
         options.logger.debug("migration step \(index + 1)/\(count): \(source.versionIdentifier) → \(destination.versionIdentifier), \(stage.map { $0.isLightweight ? "inferred" : "custom stage" } ?? "inferred"), tasks: \(stepPlan.tasks.map(\.description).joined(separator: ", "))")
         // What Core Data's MigrationDebug prints: each entity mapping and how its properties are filled.
         for entity in mapping.entities {

@@ -35,7 +35,7 @@ enum StepPlanner {
 
     static func plan(source: Schema, sourceCatalog: Catalog, destination: Schema, mapping: InferredMapping,
                      stage: MigrationStage?, maximumLayouts: Int = defaultMaximumLayouts,
-                     indexesInBackground: Bool = true) throws -> StepPlan {
+                     indexesInBackground: Bool = true, buildingIndexes: Set<UInt32> = []) throws -> StepPlan {
         var catalog = sourceCatalog
         catalog.entities = []
         catalog.relationships = []
@@ -129,8 +129,11 @@ enum StepPlanner {
             for a in dest.attributes where a.isIndexed {
                 let sourceAttribute = plan.attributes.first { $0.name == a.name }?.sourceName
                 let reusable = kinds[dest.name] != .built && !scripted.contains(dest.name) && !plan.indexesAdded.contains(a.name)
+                // An index the maintenance is still building holds only part of the records: a step that makes it
+                // unique builds (and checks) a new one instead of checking that part.
                 if reusable, let sourceEntry, let sourceAttribute,
-                   let existing = sourceCatalog.index(entityTag: sourceEntry.tag, attribute: sourceAttribute) {
+                   let existing = sourceCatalog.index(entityTag: sourceEntry.tag, attribute: sourceAttribute),
+                   !(a.isUnique && buildingIndexes.contains(existing.tag)) {
                     catalog.indexes.append(Catalog.IndexEntry(tag: existing.tag, entityTag: entry.tag, attribute: a.name,
                                                               database: existing.database, isUnique: a.isUnique))
                     if a.isUnique && !existing.isUnique {

@@ -97,7 +97,7 @@ final class StepRunner {
             hasStage: !(stage?.isLightweight ?? true),
             stagingDatabases: staging, retiredDatabases: plan.retired, tasks: plan.tasks,
             maximumLayouts: plan.maximumLayouts, indexesInBackground: plan.indexesInBackground,
-            ownerPID: getpid(), startedAt: Date().timeIntervalSince1970)
+            ownerPID: CurrentProcess.id, startedAt: Date().timeIntervalSince1970)
         try FaultInjection.point("journal.beforeBegin")
         try environment.write { txn in
             for name in staging {

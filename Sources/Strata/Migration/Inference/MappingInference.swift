@@ -146,8 +146,10 @@ extension InferredMapping {
             }
             attributes.append(AttributeMappingPlan(name: a.name, origin: .source(sa.name), conversion: conversion,
                                                    nullReplacement: nullReplacement, reshape: reshape))
-            // Indexes: keys of integers of any width are the same; integer → double and reshaped JSON change them.
+            // Indexes: keys of integers of any width are the same; integer → double and reshaped JSON change them,
+            // and so does a default replacing null (nulls are not indexed: the index must now hold them under it).
             let keysChange = (conversion.map { $0.from.isInteger && $0.to == .double } ?? false) || !(reshape?.isEmpty ?? true)
+                || nullReplacement != nil
             if a.isIndexed && (!sa.isIndexed || keysChange) { indexesAdded.append(a.name) }
             if sa.isIndexed && (!a.isIndexed || keysChange) { indexesDropped.append(sa.name) }
             if a.isUnique && (!sa.isUnique || keysChange) { uniquenessAdded.append(a.name) }

@@ -2,9 +2,6 @@ import CStrataLMDB
 import CStrataSupport
 import Foundation
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Settings of an LMDB environment, fixed when it opens.
 struct EnvironmentConfiguration: Sendable {
@@ -15,6 +12,8 @@ struct EnvironmentConfiguration: Sendable {
     var readOnly: Bool
     /// How long growing the map waits for read transactions of this process to end.
     var growthWaitSeconds: Double
+    /// How observers notice other processes' commits (see ``FileWatching``).
+    var fileWatching: FileWatching = .native
 }
 
 /// Identity of a data file: device and inode, so that symlinks, hard links and renamed directories
@@ -24,10 +23,9 @@ struct FileIdentity: Hashable, Sendable {
     let inode: UInt64
 
     init?(path: String) {
-        var st = stat()
-        guard stat(path, &st) == 0 else { return nil }
-        device = UInt64(st.st_dev)
-        inode = UInt64(st.st_ino)
+        guard let status = try? FileStatus.of(path) else { return nil }
+        device = status.device
+        inode = status.inode
     }
 }
 
@@ -40,23 +38,25 @@ struct FileIdentity: Hashable, Sendable {
 /// the unit of work is retried; a failed commit is never aborted; database handles are opened once,
 /// under a lock, and exported only when the transaction that opened them commits.
 final class Environment: @unchecked Sendable {
-    let pointer: OpaquePointer
+    /// LMDB's environment: replaced only by ``resume()``, under the writer lock and the gate held exclusively,
+    /// and used only under the gate (transactions) or the writer lock.
+    var pointer: OpaquePointer
     /// The store directory.
     let path: String
     let identity: FileIdentity
     let configuration: EnvironmentConfiguration
-    let openedInProcess: pid_t
+    let openedInProcess: Int32
 
-    private let writer = ThreadMutex()
+    let writer = ThreadMutex()
     /// Threads of this process waiting for the write lock: background maintenance pauses while any do.
     let writersWaiting = Atomic<Int>(0)
     private let databaseLock = ThreadMutex()
-    private let gate = ResizeGate()
+    let gate = ResizeGate()
     private let readerSlots: ReaderSlots
-    private let handles = Mutex<[String: MDB_dbi]>([:])
-    private let readPool = Mutex<[PooledTransaction]>([])
-    private struct PooledTransaction: @unchecked Sendable { let pointer: OpaquePointer }
-    private let mapSize: Atomic<Int>
+    let handles = Mutex<[String: MDB_dbi]>([:])
+    let readPool = Mutex<[PooledTransaction]>([])
+    struct PooledTransaction: @unchecked Sendable { let pointer: OpaquePointer }
+    let mapSize: Atomic<Int>
     private let commitsSinceReaderCheck = Atomic<Int>(0)
     /// Cleared readers of dead processes at open (for `strata info`).
     private(set) var staleReadersCleared: Int = 0
@@ -67,6 +67,8 @@ final class Environment: @unchecked Sendable {
         var count: Int
     }
     private let closedFlag = Atomic<Bool>(false)
+    /// Set while LMDB is closed by ``suspend(timeout:)``, until ``resume()``.
+    let suspendedFlag = Atomic<Bool>(false)
     /// State other layers keep for this environment, one value per type, created on first use (the process's
     /// observers of the store, for example): the environment knows nothing of what they hold.
     private let attachments = Mutex<[ObjectIdentifier: any Sendable]>([:])
@@ -90,15 +92,16 @@ final class Environment: @unchecked Sendable {
     /// instant this can be one ahead of what a new read transaction sees: use ``snapshotTransactionID`` for
     /// "everything up to here is visible".
     var lastTransactionID: UInt64 {
+        // Only the commit watcher asks, and it is stopped before the environment is suspended.
         var info = MDB_envinfo()
-        guard !isClosed, mdb_env_info(pointer, &info) == 0 else { return 0 }
+        guard !isClosed, !isSuspended, mdb_env_info(pointer, &info) == 0 else { return 0 }
         return UInt64(info.me_last_txnid)
     }
 
     /// The ID of the last transaction a read transaction begun now sees (0 when the environment is closed or
     /// no reader slot is free).
     var snapshotTransactionID: UInt64 {
-        guard !isClosed else { return 0 }
+        guard !isClosed, !isSuspended else { return 0 }
         return (try? read { $0.id }) ?? 0
     }
 
@@ -169,8 +172,10 @@ final class Environment: @unchecked Sendable {
             defer { pool.removeAll() }
             return pool
         }
-        for txn in pooled { mdb_txn_abort(txn.pointer) }
-        mdb_env_close(pointer)
+        if !isSuspended {
+            for txn in pooled { mdb_txn_abort(txn.pointer) }
+            mdb_env_close(pointer)
+        }
         gate.unlockExclusive()
         writer.unlock()
     }
@@ -192,7 +197,7 @@ final class Environment: @unchecked Sendable {
         self.path = path
         self.identity = identity
         self.configuration = configuration
-        self.openedInProcess = getpid()
+        self.openedInProcess = CurrentProcess.id
         self.readerSlots = ReaderSlots(count: max(1, configuration.maximumReaders - 8))
 
         let fileSize = Environment.fileSize(path + "/data.mdb")
@@ -282,7 +287,7 @@ final class Environment: @unchecked Sendable {
 
     /// Creates an LMDB environment and opens it on `path` with a map of `mapSize` bytes. Returns the handle
     /// and `mdb_env_open`'s result; the caller closes the handle when the result is not 0.
-    private static func openLMDB(path: String, configuration: EnvironmentConfiguration,
+    static func openLMDB(path: String, configuration: EnvironmentConfiguration,
                                  mapSize: Int) throws -> (OpaquePointer, Int32) {
         var created: OpaquePointer?
         var rc = mdb_env_create(&created)
@@ -306,7 +311,7 @@ final class Environment: @unchecked Sendable {
         // EAGAIN/EBUSY can come from another process opening or closing at the same instant: retry briefly.
         var attempts = 0
         while (rc == EAGAIN || rc == EBUSY) && attempts < 20 {
-            usleep(5_000)
+            CurrentProcess.pause(microseconds: 5_000)
             attempts += 1
             rc = mdb_env_open(env, path, flags, 0o644)
         }
@@ -317,9 +322,7 @@ final class Environment: @unchecked Sendable {
     func closePrivate() { close() }
 
     static func fileSize(_ path: String) -> Int {
-        var st = stat()
-        guard stat(path, &st) == 0 else { return 0 }
-        return Int(st.st_size)
+        (try? FileStatus.of(path))?.size ?? 0
     }
 
     static func roundToPage(_ size: Int) -> Int {
@@ -329,7 +332,7 @@ final class Environment: @unchecked Sendable {
 
     /// Whether this process opened the environment (not a parent before fork()). The process ID decides:
     /// an environment a child opens after fork() is its own.
-    var isOwnedByThisProcess: Bool { getpid() == openedInProcess }
+    var isOwnedByThisProcess: Bool { CurrentProcess.id == openedInProcess }
 
     private func checkProcess() throws {
         if closedFlag.load(ordering: .relaxed) { throw StoreError.closed }
@@ -347,6 +350,7 @@ final class Environment: @unchecked Sendable {
         while true {
             gate.lockShared()
             if isClosed { gate.unlockShared(); throw StoreError.closed }
+            if isSuspended { gate.unlockShared(); throw StoreError.suspended(path: path) }
             let txn: Transaction
             do {
                 txn = try beginRead()
@@ -428,6 +432,7 @@ final class Environment: @unchecked Sendable {
         writersWaiting.subtract(1, ordering: .relaxed)
         defer { writer.unlock() }
         if isClosed { throw StoreError.closed }
+        if isSuspended { throw StoreError.suspended(path: path) }
         while true {
             gate.lockShared()
             var raw: OpaquePointer?
@@ -584,8 +589,14 @@ final class Environment: @unchecked Sendable {
     }
 
     func info() -> Info {
+        gate.lockShared()
+        defer { gate.unlockShared() }
         var info = MDB_envinfo()
         var stat = MDB_stat()
+        guard !isClosed, !isSuspended else {
+            return Info(mapSize: currentMapSize, lastPageNumber: 0, pageSize: 0, maximumReaders: configuration.maximumReaders,
+                        readersInUse: 0, lastTransactionID: 0)
+        }
         mdb_env_info(pointer, &info)
         mdb_env_stat(pointer, &stat)
         return Info(mapSize: info.me_mapsize, lastPageNumber: Int(info.me_last_pgno), pageSize: Int(stat.ms_psize),
@@ -595,6 +606,9 @@ final class Environment: @unchecked Sendable {
 
     /// Clears reader slots left by dead processes; returns how many.
     func clearStaleReaders() -> Int {
+        gate.lockShared()
+        defer { gate.unlockShared() }
+        guard !isClosed, !isSuspended else { return 0 }
         var dead: Int32 = 0
         mdb_reader_check(pointer, &dead)
         return Int(dead)
@@ -607,12 +621,16 @@ final class Environment: @unchecked Sendable {
         gate.lockShared()
         defer { gate.unlockShared() }
         if isClosed { throw StoreError.closed }
+        if isSuspended { throw StoreError.suspended(path: path) }
         let rc = mdb_env_copy2(pointer, directory, compact ? LMDBFlags.compactCopy : 0)
         if rc != 0 { throw StoreError.from(lmdb: rc, operation: "mdb_env_copy2", path: directory) }
     }
 
     /// Flushes the data file to disk.
     func sync() throws {
+        gate.lockShared()
+        defer { gate.unlockShared() }
+        if isSuspended { throw StoreError.suspended(path: path) }
         let rc = mdb_env_sync(pointer, 1)
         if rc != 0 { throw StoreError.from(lmdb: rc, operation: "mdb_env_sync", path: path) }
     }
