@@ -78,7 +78,8 @@ extension ReliabilitySuite {
                                       { ($0 as? StoreError)?.code == .migrationRequired }) { refused += 1 }
             // (d) A store written by a newer Strata (its format record's version).
             let future = try Self.store(workspace, "future")
-            // (Format 2 was the newest once; encryption made it 3, so the newer Strata's format is one far past it.)
+            // (Format 2 and 3 are today's stores with a change history and encrypted ones: a version well past
+            // every format this Strata writes stands for a newer Strata's.)
             try ReliabilityProbe.overwriteFormatVersion(at: future, with: 99)
             if try Self.expectRefused(future, "store format 99", { try Store.open(at: future, schema: try TortureModels.v1()) },
                                       { ($0 as? StoreError)?.code == .unsupportedFormat }) { refused += 1 }
