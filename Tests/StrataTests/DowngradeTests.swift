@@ -223,4 +223,52 @@ import Testing
         let headline = try await newer.read { try $0.objects("Note").fetch().first?["headline"] }
         #expect(headline == "changed by v1")
     }
+
+    /// The newer model indexes an attribute the older one declared plain, and makes another unique: the older
+    /// app, bound to the store, maintains the index and enforces the constraint as the store's model declares
+    /// them (bugs: `Downgrade.make` keeping the older model's `isIndexed` or `isUnique` for an attribute both
+    /// models have).
+    @Test func anOlderAppKeepsTheNewerModelsIndexesAndConstraintsOnAttributesBothDeclare() throws {
+        let dir = try TemporaryDirectory("downgrade-index-flags")
+        let v1 = try Schema("v1") { Entity("Note") { Attribute("title", .string); Attribute("words", .int32) } }
+        let v2 = try Schema("v2") {
+            Entity("Note") {
+                Attribute("title", .string).unique()
+                Attribute("words", .int32).indexed().versionHashModifier("indexed")
+            }
+        }
+        do {
+            let store = try Store.open(at: dir.store, schema: v1)
+            defer { store.close() }
+            _ = try store.write { try $0.insert("Note", ["title": "a", "words": .int32(1)]) }
+        }
+        do {
+            let store = try Store.open(at: dir.store, schema: v2, plan: try MigrationPlan(schemas: [v1, v2]))
+            store.close()
+        }
+        do {
+            let older = try Store.open(at: dir.store, schema: v1)
+            defer { older.close() }
+            #expect(older.downgradedFrom == "v2")
+            try older.write { context in
+                _ = try context.insert("Note", ["title": "b", "words": .int32(2)])
+                var a = try #require(try context.objects("Note").where("title", equals: "a").first())
+                a["words"] = .int32(3)
+                try context.update(a)
+            }
+            #expect(throws: StoreError.self, "the older app inserted a duplicate of a unique title") {
+                try older.write { _ = try $0.insert("Note", ["title": "b", "words": .int32(4)]) }
+            }
+        }
+        let store = try Store.open(at: dir.store, schema: v2, plan: try MigrationPlan(schemas: [v1, v2]))
+        defer { store.close() }
+        #expect(store.downgradedFrom == nil)
+        let (total, byWords) = try store.read { context -> (Int, [Int]) in
+            (try context.objects("Note").count(),
+             try [1, 2, 3, 4].map { try context.objects("Note").where("words", equals: .int32(Int32($0))).count() })
+        }
+        #expect(total == 2)
+        #expect(byWords == [0, 1, 1, 0], "notes found through the index of words, for 1...4")
+        #expect(try store.verify().isClean)
+    }
 }
