@@ -126,6 +126,39 @@ import Testing
         #expect(await counts.waitUntil { $0.last == 1 }, "after resume: \(counts.all)")
     }
 
+    /// Another process migrates the store while this one is suspended: it is not held up by this process's
+    /// locks (it migrates to the end, taking and releasing `migration.lock`); on resume this handle, bound to
+    /// the older model, reads nothing stale — its reads throw `modelChanged` and its observation ends with it —
+    /// and a handle opened with the new model reads every object.
+    @Test func aMigrationByAnotherProcessWhileSuspendedEndsThisHandlesModelOnResume() async throws {
+        let dir = try TempDir()
+        try dir.write("v1.json", Fixtures.v1)
+        try dir.write("v2.json", Fixtures.v2)
+        try dir.write("objects.jsonl", Fixtures.objects)
+        try #require(try dir.strata("create", "s.store", "--schema", "v1.json").status == 0)
+        try #require(try dir.strata("import", "s.store", "objects.jsonl").status == 0)
+        let url = URL(fileURLWithPath: dir.path("s.store"))
+        let store = try Store.openRecorded(at: url)
+        defer { store.close() }
+        let before = try await store.read { try $0.count("Post") }
+        let counts = ObservedValues<Int>()
+        let task = counts.record(store.observe { try $0.count("Post") })
+        defer { task.cancel() }
+        #expect(await counts.waitUntil { $0 == [before] })
+
+        try store.suspend()
+        let migrated = try dir.strata("migrate", "s.store", "--to", "v2.json")
+        try #require(migrated.status == 0, "the migration in another process: \(migrated)")
+        #expect(try Self.locks(in: dir)["migrationLock"] != "held", "migration.lock is released after the migration")
+        try store.resume()
+
+        await #expect(throws: StoreError.self) { _ = try await store.read { try $0.count("Post") } }
+        #expect(await counts.waitForEnd() == "modelChanged", "the observation of the older model ends with modelChanged")
+        let reopened = try Store.openRecorded(at: url)
+        defer { reopened.close() }
+        #expect(try await reopened.read { try $0.count("Post") } == before, "every post is there at the new model")
+    }
+
     /// Suspending twice, resuming twice, and closing a suspended store are harmless; a suspended store's other
     /// handles in the process are suspended with it (they share its files).
     @Test func suspensionIsIdempotentAndSharedByTheProcesssHandles() async throws {
