@@ -21,11 +21,11 @@ enum HistoryCodec {
 
     // MARK: Sealing
 
-    private static let entrySeed = Checksum.crc32c(Array("strata.history.entry".utf8))
-    private static let modelSeed = Checksum.crc32c(Array("strata.history.model".utf8))
+    static let entrySeed = Checksum.crc32c(Array("strata.history.entry".utf8))
+    static let modelSeed = Checksum.crc32c(Array("strata.history.model".utf8))
 
     /// `[u32 LE checksum of payload, seeded with the key] [payload]`.
-    private static func seal(_ payload: UnsafeRawBufferPointer, key: UInt64, seed: UInt32) -> [UInt8] {
+    static func seal(_ payload: UnsafeRawBufferPointer, key: UInt64, seed: UInt32) -> [UInt8] {
         let keySeed = withUnsafeBytes(of: key.bigEndian) { Checksum.crc32c($0, seed: seed) }
         let crc = Checksum.crc32c(payload, seed: keySeed)
         var out = [UInt8](repeating: 0, count: 4 + payload.count)
