@@ -24,6 +24,7 @@
 //   decode-table deterministic malformed records and metadata through the decoders
 //   decode-files replay a directory of fuzz inputs (Fuzz/FailCases)
 //   decode-models malformed records through a macro model's generated decoder, against the store's own
+//   fuzz-store-meta  hostile metadata written into real stores, opened and read through the public API
 //
 // Process options (any command): --as-nobody drops to user and group 65534 first (permission tests run as
 // root in CI), --address-limit MiB sets RLIMIT_AS (a map larger than the address space allows).
@@ -69,6 +70,7 @@ func runTorture() -> Int32 {
         case "decode-files": return try Decoding.files(options)
         case "decode-seeds": return try Decoding.seeds(options)
         case "decode-models": return try ModelDecoding.run(options)
+        case "fuzz-store-meta": return try StoreMetaFuzz.run(options)
         default:
             emit("ERR untyped usage unknown command \(options.command)")
             return 64
