@@ -58,6 +58,14 @@ extension Catalog {
             guard v <= UInt64(UInt32.max) else { throw DecodeFailure("tag out of range") }
             return UInt32(v)
         }
+        /// A database name LMDB can open: not empty, no NUL (LMDB takes a C string), at most its 511-byte key size.
+        func databaseName() throws -> String {
+            let name = try r.string()
+            guard !name.isEmpty, !name.utf8.contains(0), name.utf8.count <= 511 else {
+                throw DecodeFailure("a database name of \(name.utf8.count) bytes that LMDB cannot open")
+            }
+            return name
+        }
         let limit = 1 << 20
         nextTag = try tag()
         nextGeneration = try tag()
@@ -65,7 +73,7 @@ extension Catalog {
         for _ in 0..<(try r.count(limit: limit)) {
             let entityTag = try tag()
             let name = try r.string()
-            let database = try r.string()
+            let database = try databaseName()
             let current = try tag()
             var attributes: [String] = []
             for _ in 0..<(try r.count(limit: limit)) { attributes.append(try r.string()) }
@@ -83,15 +91,15 @@ extension Catalog {
         relationships = []
         for _ in 0..<(try r.count(limit: limit)) {
             relationships.append(RelationshipEntry(tag: try tag(), entityTag: try tag(), name: try r.string(),
-                                                   database: try r.string()))
+                                                   database: try databaseName()))
         }
         indexes = []
         for _ in 0..<(try r.count(limit: limit)) {
-            let t = try tag(), e = try tag(), a = try r.string(), d = try r.string()
+            let t = try tag(), e = try tag(), a = try r.string(), d = try databaseName()
             indexes.append(IndexEntry(tag: t, entityTag: e, attribute: a, database: d, isUnique: try r.u8() == 1))
         }
         garbage = []
-        for _ in 0..<(try r.count(limit: limit)) { garbage.append(try r.string()) }
+        for _ in 0..<(try r.count(limit: limit)) { garbage.append(try databaseName()) }
         guard r.isAtEnd else { throw DecodeFailure("bytes after the catalog") }
     }
 }

@@ -181,7 +181,8 @@ struct IdentityRecord: Equatable {
     func hasSameLayout(as schema: Schema) -> Bool { entityHashes == schema.entityVersionHashes }
 }
 
-/// Bumped by every migration so that other handles and processes notice the model changed.
+/// Bumped by every migration so that other handles and processes notice the model changed. Generations are only
+/// compared for equality, so the bump wraps (`&+ 1`): a damaged record holding the largest value must not trap.
 struct StateRecord: Equatable {
     var generation: UInt64
     var migrating: Bool

@@ -43,6 +43,31 @@ enum HistoryLog {
         return max(n, state.floor)
     }
 
+    /// The sequence the next entry takes: one past the last entry's (`lastKey`, nil when there is none) and the
+    /// floor.
+    /// - Throws: ``StoreError/Code-swift.struct/corruptedHistory`` when the last key is not a sequence number, or
+    ///   when a damaged key or floor is the largest sequence, leaving none to append.
+    static func nextSequence(lastKey: UnsafeRawBufferPointer?, state: HistoryState, path: String) throws -> UInt64 {
+        var last: UInt64 = 0
+        if let lastKey {
+            guard let n = number(of: lastKey) else {
+                throw StoreError.corruptedHistory(path: path, sequence: state.floor,
+                                                  reason: "the last entry's key has \(lastKey.count) bytes, not 8")
+            }
+            last = n
+        }
+        return try sequence(after: max(last, state.floor), path: path)
+    }
+
+    /// `head + 1`, or ``StoreError/Code-swift.struct/corruptedHistory`` when `head` (from a damaged key or floor)
+    /// is the largest sequence.
+    static func sequence(after head: UInt64, path: String) throws -> UInt64 {
+        guard head < .max else {
+            throw StoreError.corruptedHistory(path: path, sequence: head, reason: "no sequence is left after it: a damaged key or floor")
+        }
+        return head + 1
+    }
+
     /// Appends `entry` (written by `model`) in `txn`, the transaction it describes; returns its sequence.
     static func append(_ entry: HistoryEntry, model: HistoryModel, state: HistoryState, in txn: Transaction) throws -> UInt64 {
         try store(model, in: txn)
@@ -50,8 +75,7 @@ enum HistoryLog {
             throw StoreError.internalInconsistency("the history database cannot be created")
         }
         let cursor = try txn.sharedCursor(dbi)
-        let last = try cursor.last().flatMap { number(of: $0.key) } ?? 0
-        let sequence = max(last, state.floor) + 1
+        let sequence = try nextSequence(lastKey: try cursor.last()?.key, state: state, path: txn.environment.path)
         let value = HistoryCodec.encode(entry, sequence: sequence)
         let appended = try withKey(sequence) { k in
             try value.withUnsafeBytes { v in try cursor.put(key: k, value: v, flags: LMDBFlags.append) }

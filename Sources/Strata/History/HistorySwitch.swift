@@ -31,7 +31,7 @@ enum HistorySwitch {
                 if let dbi = try HistoryLog.entries(in: txn) { try txn.drop(dbi, delete: false) }
                 // No transaction is recorded while history is off: every token made so far must expire, even
                 // if history is turned on again.
-                state.floor = head + 1
+                state.floor = try HistoryLog.sequence(after: head, path: environment.path)
                 state.isEnabled = false
                 try state.write(meta, in: txn)
                 try setFormat(FormatRecord.versionWithoutHistory, meta: meta, in: txn)

@@ -40,7 +40,7 @@ enum KeyRotation {
                     record.current,
                 ]).encoded(), in: txn)
                 try header.meta.put(.keyRotation, KeyRotationRecord(total: total).encoded(), in: txn)
-                try header.meta.put(.state, StateRecord(generation: header.state.generation + 1, migrating: false).encoded(), in: txn)
+                try header.meta.put(.state, StateRecord(generation: header.state.generation &+ 1, migrating: false).encoded(), in: txn)
                 // Installed under the write lock: no other writer of this process seals before the record lists the key.
                 environment.install(rotating, replacing: true)
             }

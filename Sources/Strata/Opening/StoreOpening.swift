@@ -41,6 +41,7 @@ struct StoreOpening {
         }) {
             return model
         }
+        try checkMetadata()
         let outcome = try bringUpToDate()
         if let downgrade = outcome.olderModel {
             return try environment.read { txn in
@@ -54,6 +55,31 @@ struct StoreOpening {
             header = try driver.readHeader()
         }
         return try environment.read { txn in try header.bind(schema, in: txn) }
+    }
+
+    /// Decodes every metadata record the open goes on to read, in one read transaction, before anything is
+    /// written: a damaged record is refused with the store's files as they were — not after an interrupted step
+    /// was rolled back or resumed, a migration ran some batches, or retired databases were collected.
+    /// - Throws: ``StoreError/Code-swift.struct/corrupted`` (or what ``StoreHeader/read(in:path:complete:)``
+    ///   throws) for the first damaged record.
+    func checkMetadata() throws {
+        try environment.read { txn in
+            let header = try StoreHeader.read(in: txn, path: path)
+            _ = try header.meta.read(.journal, in: txn, MigrationJournal.decode)
+            _ = try MaintenanceRecord.read(header.meta, in: txn)
+            if let history = try HistoryState.read(header.meta, in: txn), history.isEnabled {
+                // A migration's switch appends to the history: its last key must leave room for one more.
+                let last = try HistoryLog.entries(in: txn).flatMap { try txn.cursor($0).last()?.key }
+                _ = try HistoryLog.nextSequence(lastKey: last, state: history, path: path)
+            }
+            // The recorded model is the one the identity record describes (both are written together from one
+            // model), and it binds to the catalog (every database it names exists), as any later bind needs.
+            let recorded = try header.recordedSchema(in: txn)
+            guard recorded.fingerprint == header.identity.fingerprint else {
+                throw StoreError.corrupted(path: path, reason: .metadata("the model record is not the model the identity record describes"))
+            }
+            _ = try header.bind(recorded, in: txn)
+        }
     }
 
     // MARK: Deciding and doing

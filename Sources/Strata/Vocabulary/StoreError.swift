@@ -167,7 +167,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public var isEnvironmental: Bool {
             switch self {
             case .diskFull, .ioError, .mapFull, .mapGrowthBlocked, .addressSpaceExhausted, .readersFull, .needsReopen,
-                 .lmdb, .transactionTooLarge, .closed, .usedAfterFork, .permissionDenied, .corrupted:
+                 .lmdb, .transactionTooLarge, .closed, .usedAfterFork, .permissionDenied, .corrupted, .corruptedHistory:
                 true
             default:
                 false

@@ -54,7 +54,12 @@ final class StepRunner {
         self.history = header.history
         self.journal = journal
         self.kinds = kinds
-        let destinationCatalog = try Catalog(decoding: journal.destinationCatalog.withUnsafeBytes { $0 })
+        let destinationCatalog: Catalog
+        do {
+            destinationCatalog = try Catalog(decoding: journal.destinationCatalog.withUnsafeBytes { $0 })
+        } catch let failure as DecodeFailure {
+            throw StoreError.corrupted(path: environment.path, reason: .metadata("journal: the destination catalog: \(failure.reason)"))
+        }
         // Rewritten records are written by the transcoder, and their new indexes built afterwards; objects
         // that policies insert maintain their indexes as they go.
         let rewritten = Set(kinds.compactMap { if case .rewritten = $0.value { $0.key } else { nil } })
@@ -324,11 +329,11 @@ final class StepRunner {
             var history = self.history
             if history.last != destinationSchema.versionIdentifier { history.append(destinationSchema.versionIdentifier) }
             try StoreMetadataWriter.writeModel(destinationSchema, catalog: catalog, history: history,
-                                               generation: sourceGeneration + 1, meta: meta, in: txn)
+                                               generation: sourceGeneration &+ 1, meta: meta, in: txn)
             var j = start
             j.advance()
             if pendingDidMigrate {
-                try meta.put(.state, StateRecord(generation: sourceGeneration + 1, migrating: true).encoded(), in: txn)
+                try meta.put(.state, StateRecord(generation: sourceGeneration &+ 1, migrating: true).encoded(), in: txn)
                 try meta.put(.journal, try j.encoded(), in: txn)
             } else {
                 try meta.delete(.journal, in: txn)

@@ -23,7 +23,7 @@ extension StepRunner {
     func runDidMigrate() throws {
         guard let script = stage?.didMigrate else { return }
         report(.didMigrate, entity: nil, completed: 0, total: 1)
-        let generation = sourceGeneration + 1
+        let generation = sourceGeneration &+ 1
         let start = journal
         journal = try environment.write { txn -> MigrationJournal in
             let history = try HistoryRecording.activeState(meta, in: txn)
