@@ -11,7 +11,7 @@ import StrataTortureKit
 /// that refuses must leave `data.mdb` byte for byte as it was. Traps and hangs are seen by the parent (the
 /// child dies, or goes quiet): it restarts the child after the input that killed it.
 ///
-/// Prints `BEGIN i` before input `i`, then `INPUT i <kind>|<mutation>|<mode>|<outcome>` (outcome `opened`,
+/// Prints `BEGIN i <kind>|<mode>` before input `i`, then `INPUT i <kind>|<mutation>|<mode>|<outcome>` (outcome `opened`,
 /// `refused:<error kind>`), and `VIOLATION i <what>` for an untyped error, a store changed by a refused open, or
 /// an observation that missed a commit. `DONE` at the end.
 enum StoreMetaFuzz {
@@ -162,13 +162,13 @@ enum StoreMetaFuzz {
         let start = o.int("start", 0)
         let end = o.int("end", 100)
         for i in start..<end {
-            emit("BEGIN \(i)")
             var rng = SplitMix64(seed: o.seed &* 0x9E37_79B9 ^ UInt64(i) &* 0x1000_0000_01B3)
             let kind = kinds[i % kinds.count]
             var mode = Mode.allCases[(i / kinds.count) % Mode.allCases.count]
             if kind == "change log entry" && !rng.chance(25) { mode = .observe }
             // A journal exists only in the mid-step base; otherwise either base.
             let midstep = kind == "journal" || rng.chance(50)
+            emit("BEGIN \(i) \(kind)|\(mode.rawValue)\(midstep ? "@midstep" : "")")
             let base = midstep ? bases.midstep : bases.settled
             let targets = bases.targets[midstep ? "midstep" : "settled"] ?? []
             try copyStore(base, to: work)

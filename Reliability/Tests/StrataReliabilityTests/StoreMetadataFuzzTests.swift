@@ -32,6 +32,7 @@ extension ReliabilitySuite {
                 let child = try Child(["fuzz-store-meta", directory.path, "--seed", "\(Tier.seed)", "--start", "\(start)",
                                        "--end", "\(range.upperBound)"])
                 var begun = start - 1
+                var what = ""
                 var done = false
                 var hung = false
                 while true {
@@ -41,15 +42,21 @@ extension ReliabilitySuite {
                         if !child.outputEnded { hung = true; child.killNow() }
                         break
                     }
-                    if line.hasPrefix("BEGIN "), let i = Int(line.dropFirst(6)) { begun = i }
+                    if line.hasPrefix("BEGIN ") {
+                        let parts = line.split(separator: " ", maxSplits: 2)
+                        if parts.count >= 2, let i = Int(parts[1]) { begun = i; what = parts.count > 2 ? String(parts[2]) : "" }
+                    }
                     if line == "DONE" { done = true }
                     result.lines.append(line)
                 }
                 let run = child.wait(timeout: 60)
                 if done { break }
-                let errors = run.errorOutput.suffix(300).replacingOccurrences(of: "\n", with: " ")
+                // The runtime's own line (e.g. "Fatal error: Not enough bits to represent …"), else the end of stderr.
+                let errorLines = run.errorOutput.split(separator: "\n")
+                let errors = errorLines.first { $0.contains("Fatal error") || $0.contains("runtime failure") || $0.contains("Crash") }
+                    .map(String.init) ?? String(run.errorOutput.suffix(200)).replacingOccurrences(of: "\n", with: " ")
                 let how = hung ? "HANG (silent for 60 s, killed)" : run.signal.map { "TRAP (signal \($0))" } ?? "EXIT \(run.exitCode ?? -1)"
-                result.deaths.append("input \(begun) (seed \(Tier.seed)): \(how) \(errors)")
+                result.deaths.append("input \(begun) \(what) (seed \(Tier.seed); rerun: strata-torture fuzz-store-meta DIR --seed \(Tier.seed) --start \(begun) --end \(begun + 1)): \(how) \(errors)")
                 guard begun >= start else { break }  // died before its first input: the bases could not be made
                 start = begun + 1
             }
