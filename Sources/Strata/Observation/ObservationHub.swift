@@ -178,6 +178,19 @@ final class ObservationHub: Sendable {
                 let generation = try meta.read(.state, in: txn, StateRecord.init(decoding:))?.generation
                 return (through, log, continuous, generation)
             }
+        } catch let error as StoreError where error.code == .corrupted {
+            // Damaged metadata (a state record another process wrote): looking again would read the same bytes
+            // forever. The observations end with the error — reads through their handles fail with it too —
+            // instead of waiting for a commit that can never be dispatched.
+            let ended = state.withLock { s -> [any CommitSubscriber] in
+                let ended = s.registrations.values.map(\.subscriber)
+                s.registrations = [:]
+                registered.subtract(ended.count, ordering: .relaxed)
+                s.watcher = nil
+                return ended
+            }
+            for subscriber in ended { subscriber.end(error) }
+            return .noObservers
         } catch {
             // No reader slot free, or the store closing: nothing is dispatched or marked seen, so a value
             // fetched now cannot miss a commit; the watcher looks again shortly.
