@@ -178,6 +178,7 @@ enum StoreMetaFuzz {
             // The metadata kind written (for a missing or swapped record, the key it is written under).
             var recordKind = kind
             var observedEntry: (value: [UInt8], mustDeliver: Bool)? = nil
+            var observedMeta: (edit: StoreTampering.Edit, mustReact: Bool)? = nil
             switch kind {
             case "missing record":
                 let meta = targets.filter { $0.database == StoreTampering.metaDatabase }
@@ -220,6 +221,12 @@ enum StoreMetaFuzz {
                 }
                 if mode == .observe && target.database == StoreTampering.changeLogDatabase {
                     observedEntry = (value, keepChecksum && mutated != payload)
+                } else if mode == .observe && kind == "state" {
+                    // Written by "another writer" while the store is observed: the watcher reads the state with
+                    // every commit it catches up with. One it cannot decode must end the observation with a
+                    // typed error or reach it as unknown changes, not leave it waiting forever.
+                    let undecodable = (try? value.withUnsafeBytes { try DecoderEntryPoints.decodeMetadata("state", $0) }) == nil
+                    observedMeta = (.init(database: target.database, key: key, value: value), undecodable)
                 } else {
                     edits.append(.init(database: target.database, key: key, value: value))
                 }
@@ -230,7 +237,7 @@ enum StoreMetaFuzz {
                 try? FileManager.default.removeItem(at: dir.appendingPathComponent("before-\(i).mdb"))
                 try? FileManager.default.copyItem(at: work.appendingPathComponent("data.mdb"), to: dir.appendingPathComponent("before-\(i).mdb"))
             }
-            let outcome = runOne(work, mode: mode, observedEntry: observedEntry) { emit("VIOLATION \(i) \(kind)|\(mutation)|\(mode.rawValue)\(midstep ? "@midstep" : ""): \($0)") }
+            let outcome = runOne(work, mode: mode, observedEntry: observedEntry, observedMeta: observedMeta) { emit("VIOLATION \(i) \(kind)|\(mutation)|\(mode.rawValue)\(midstep ? "@midstep" : ""): \($0)") }
             var outcomeNote = ""
             if outcome.hasPrefix("refused") {
                 // lock.mdb is left out: it is LMDB's reader table and writer mutex, not the store's contents, and
@@ -276,7 +283,7 @@ enum StoreMetaFuzz {
 
     /// Opens the store at `url` as `mode` says and reads everything; returns `opened` or `refused:<kind>`.
     static func runOne(_ url: URL, mode: Mode, observedEntry: (value: [UInt8], mustDeliver: Bool)?,
-                       violation: (String) -> Void) -> String {
+                       observedMeta: (edit: StoreTampering.Edit, mustReact: Bool)? = nil, violation: (String) -> Void) -> String {
         let store: Store
         do {
             switch mode {
@@ -299,7 +306,7 @@ enum StoreMetaFuzz {
                 if verbose { emit("ERROR \(name): \(String(describing: error).prefix(500))") }
                 failures.append("\(name):\(kind(of: error, violation))") }
         }
-        if mode == .observe { observe(store, url: url, entry: observedEntry, violation: violation) }
+        if mode == .observe { observe(store, url: url, entry: observedEntry, meta: observedMeta, violation: violation) }
         for entity in store.schema.entities.map(\.name) {
             attempt("read \(entity)") {
                 try store.read { context in
@@ -324,7 +331,8 @@ enum StoreMetaFuzz {
     /// Observes `Item`, makes sure the observation is registered (a commit of this handle is delivered), then
     /// commits `entry` as another writer's change-log entry (or, without one, a raw commit that logs nothing):
     /// an entry that cannot be decoded must reach the observer as "unknown changes" within 10 s.
-    static func observe(_ store: Store, url: URL, entry: (value: [UInt8], mustDeliver: Bool)?, violation: (String) -> Void) {
+    static func observe(_ store: Store, url: URL, entry: (value: [UInt8], mustDeliver: Bool)?,
+                        meta: (edit: StoreTampering.Edit, mustReact: Bool)?, violation: (String) -> Void) {
         let deliveries = Deliveries()
         let observation: ChangeObservation
         do { observation = try store.changes(of: "Item") } catch { _ = kind(of: error, violation); return }
@@ -359,6 +367,15 @@ enum StoreMetaFuzz {
             return
         }
         let seen = deliveries.delivered
+        if let meta {
+            do { try StoreTampering.apply([meta.edit], at: url) } catch { _ = kind(of: error, violation); return }
+            let reacted = deliveries.wait(count: seen + 1, timeout: meta.mustReact ? 10 : 0.3)
+            if let error = deliveries.error { _ = kind(of: error, violation) }
+            if meta.mustReact && !reacted && !deliveries.ended {
+                violation("a state record another writer damaged left the observation waiting, neither ended nor told of unknown changes, for 10 s")
+            }
+            return
+        }
         do {
             try StoreTampering.commitChangeLogEntry(entry?.value ?? [], at: url)
         } catch {
