@@ -304,7 +304,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             ?? "(the store is at model \(source))"
         let description = readOnly
             ? "A migration of the store \(step) is running in another process or was interrupted; this read-only handle of model \(app) cannot open it until the step completes; nothing was written to it. Wait for the process migrating it, or open the store for writing with the plan to resume the step."
-            : "Another process\(ownerPID.map { " (pid \($0))" } ?? "") is migrating the store \(step); this app's model is \(app); nothing was written to it. Try again when it is done (`strata info` shows its progress)."
+            : "\(ownerPID == CurrentProcess.id ? "Another handle of this process" : "Another process\(ownerPID.map { " (pid \($0))" } ?? "")") is migrating the store \(step); this app's model is \(app); nothing was written to it. Try again when it is done (`strata info` shows its progress)."
         return StoreError(.migrationInProgress, description)
             .with { $0.processID = ownerPID; $0.storeVersion = source; $0.modelVersion = app }
     }
