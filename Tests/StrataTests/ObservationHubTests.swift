@@ -98,7 +98,7 @@ import Testing
     }
 
     /// Bug: `ObservationHub.catchUp` skipping the read when the commits since its last look are *some* of this
-    /// process's (the `allLocal` check made with `contains` on the last one only): the foreign commit before
+    /// process's (the `allLocal` check reduced to `localCommits.contains(last)`): the foreign commit before
     /// it is never delivered.
     @Test func aForeignCommitBeforeALocalOneIsDeliveredWhenTheHubLooks() throws {
         let h = try Harness()
