@@ -132,10 +132,8 @@ struct StoreOpening {
                 return outcome
             case .refuse(let error):
                 throw error
-            case .waitForMigration(let owner):
-                guard let taken = try lockWaitingForOtherMigration() else {
-                    throw StoreError.migrationInProgress(ownerPID: owner)
-                }
+            case .waitForMigration(let otherwise):
+                guard let taken = try lockWaitingForOtherMigration() else { throw otherwise }
                 lock = taken
             case .clearMigratingFlag:
                 try environment.write { txn in
@@ -170,7 +168,7 @@ struct StoreOpening {
         // Another process may have taken the lock since the header was read: wait for it like any migration in
         // progress (or fail at once if the options say not to wait).
         guard let lock = try lockWaitingForOtherMigration() else {
-            throw StoreError.migrationInProgress(ownerPID: try journalOwner())
+            throw OpenDecision.inProgress(try facts(try driver.readHeader()), request)
         }
         defer { lock.release() }
         // And it may have migrated the store (or begun to and died) between that read and this lock: what to do
