@@ -8,8 +8,11 @@ import StrataTortureKit
 /// LMDB (``StoreTampering``, the checksum recomputed so that the bytes reach the decoder behind it, except for a
 /// few inputs that keep the stored checksum), then opens the store through the public API in one of several
 /// ways and reads everything it can. Every outcome must be a success or one of Strata's typed errors; an open
-/// that refuses must leave `data.mdb` byte for byte as it was. Traps and hangs are seen by the parent (the
-/// child dies, or goes quiet): it restarts the child after the input that killed it.
+/// that refuses for damage must leave `data.mdb` byte for byte as it was, and any other refusal may follow only
+/// the recovery the undamaged store's open makes too (`REFERENCE` lines with `--describe`) or the one a damaged
+/// state, journal or change log asks for. Traps and hangs are seen by the parent (the child dies, or goes quiet):
+/// it restarts the child after the input that killed it. `--verbose` prints every error, `--keep` the data file
+/// of each input before it was opened.
 ///
 /// Prints `BEGIN i <kind>|<mode>` before input `i`, then `INPUT i <kind>|<mutation>|<mode>|<outcome>` (outcome `opened`,
 /// `refused:<error kind>`), and `VIOLATION i <what>` for an untyped error, a store changed by a refused open, or
