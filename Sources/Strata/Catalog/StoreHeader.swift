@@ -62,6 +62,19 @@ struct StoreHeader {
         }
     }
 
+    /// The recorded model, checked against the identity record (both are written together from one model): a
+    /// model record that decodes to another model — damaged under a valid checksum — is damaged metadata, not a
+    /// model to open the store with. (Its version and entities are compared, not its fingerprint, which a model
+    /// JSON written by an older Strata need not reproduce.)
+    func identifiedRecordedSchema(in txn: Transaction) throws -> Schema {
+        let schema = try recordedSchema(in: txn)
+        guard schema.versionIdentifier == identity.versionIdentifier,
+              Set(schema.entities.map(\.name)) == Set(identity.entityHashes.keys) else {
+            throw StoreError.corrupted(path: meta.path, reason: .metadata("the model record is not the model the identity record describes"))
+        }
+        return schema
+    }
+
     /// Opens every database the catalog names (in `txn`) and binds `schema` to them — or, for an older model
     /// that can open the store as it is, `olderModel`: its model (with the kept attributes), the catalog translated to
     /// its names, and its entities as it declares them.

@@ -33,7 +33,7 @@ struct StoreOpener {
         do {
             let model = try environment.environment.read { txn -> BoundModel in
                 let header = try StoreHeader.read(in: txn, path: path)
-                let schema = try header.recordedSchema(in: txn)
+                let schema = try header.identifiedRecordedSchema(in: txn)
                 return try header.bind(schema, in: txn)
             }
             if !configuration.readOnly {

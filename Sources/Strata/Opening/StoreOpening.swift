@@ -74,11 +74,7 @@ struct StoreOpening {
             }
             // The recorded model is the one the identity record describes (both are written together from one
             // model), and it binds to the catalog (every database it names exists), as any later bind needs.
-            let recorded = try header.recordedSchema(in: txn)
-            guard recorded.fingerprint == header.identity.fingerprint else {
-                throw StoreError.corrupted(path: path, reason: .metadata("the model record is not the model the identity record describes"))
-            }
-            _ = try header.bind(recorded, in: txn)
+            _ = try header.bind(try header.identifiedRecordedSchema(in: txn), in: txn)
         }
     }
 
