@@ -137,6 +137,8 @@ enum StoreMetaFuzz {
     }
 
     nonisolated(unsafe) static var verbose = false
+    /// Every object the last `runOne` read, one line each (nil when a read failed).
+    nonisolated(unsafe) static var lastContents: String? = nil
 
     static func run(_ o: Options) throws -> Int32 {
         verbose = o.flags.contains("verbose")
@@ -151,6 +153,7 @@ enum StoreMetaFuzz {
         // What opening each undamaged base in each mode does: whether it writes (a step rolled back or resumed,
         // retired databases collected) before it succeeds or refuses.
         var references: [String: (outcome: String, changed: Bool)] = [:]
+        var referenceContents: [String: String?] = [:]
         let work = dir.appendingPathComponent("input")
         for (name, base) in [("settled", bases.settled), ("midstep", bases.midstep)] {
             for mode in Mode.allCases {
@@ -158,7 +161,8 @@ enum StoreMetaFuzz {
                 let before = sha256(work)
                 let outcome = runOne(work, mode: mode, observedEntry: nil) { emit("VIOLATION reference \(name) \(mode.rawValue): \($0)") }
                 references["\(name) \(mode.rawValue)"] = (outcome, sha256(work) != before)
-                if o.flags.contains("describe") { emit("REFERENCE \(name) \(mode.rawValue) \(outcome) changed=\(sha256(work) != before)") }
+                referenceContents["\(name) \(mode.rawValue)"] = lastContents
+                if o.flags.contains("describe") { emit("REFERENCE \(name) \(mode.rawValue) \(outcome) changed=\(sha256(work) != before) objects=\(lastContents.map { $0.split(separator: "\n").count } ?? -1)") }
             }
         }
         let kinds = Array(Set(bases.targets.values.joined().map(\.kind))).sorted() + ["missing record", "swapped record"]
@@ -242,6 +246,10 @@ enum StoreMetaFuzz {
             }
             let outcome = runOne(work, mode: mode, observedEntry: observedEntry, observedMeta: observedMeta) { emit("VIOLATION \(i) \(kind)|\(mutation)|\(mode.rawValue)\(midstep ? "@midstep" : ""): \($0)") }
             var outcomeNote = ""
+            if outcome.hasPrefix("opened"), mode != .observe, let read = lastContents,
+               let reference = referenceContents["\(midstep ? "midstep" : "settled") \(mode.rawValue)"] ?? nil, read != reference {
+                outcomeNote = " (values differ from the undamaged store's)"
+            }
             if outcome.hasPrefix("refused") {
                 // lock.mdb is left out: it is LMDB's reader table and writer mutex, not the store's contents, and
                 // every open resets it (LMDB reinitialises the lock file when no other process has it open).
@@ -287,6 +295,7 @@ enum StoreMetaFuzz {
     /// Opens the store at `url` as `mode` says and reads everything; returns `opened` or `refused:<kind>`.
     static func runOne(_ url: URL, mode: Mode, observedEntry: (value: [UInt8], mustDeliver: Bool)?,
                        observedMeta: (edit: StoreTampering.Edit, mustReact: Bool)? = nil, violation: (String) -> Void) -> String {
+        lastContents = nil
         let store: Store
         do {
             switch mode {
@@ -310,15 +319,22 @@ enum StoreMetaFuzz {
                 failures.append("\(name):\(kind(of: error, violation))") }
         }
         if mode == .observe { observe(store, url: url, entry: observedEntry, meta: observedMeta, violation: violation) }
+        var contents: [String] = []
         for entity in store.schema.entities.map(\.name) {
             attempt("read \(entity)") {
                 try store.read { context in
                     let objects = try context.objects(entity).fetch()
+                    contents += objects.map { o in
+                        "\(entity) \(o.id.rawValue) " + o.attributeValues.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+                    }.sorted()
                     _ = try context.count(entity)
                     for object in objects.prefix(3) { _ = try context.object(object.id, of: entity) }
                 }
             }
         }
+        // What the objects read, before this input's own writes (for the figure of values that differ from what
+        // the undamaged store reads: damage that decodes can change values; it is counted, not refused).
+        lastContents = failures.isEmpty ? contents.joined(separator: "\n") : nil
         attempt("maintenanceStatus") { _ = try store.maintenanceStatus() }
         attempt("verify") { _ = try store.verify() }
         attempt("info") { _ = try store.info() }
