@@ -16,7 +16,9 @@ import Glibc
 ///   `CORRUPTED <message>` at once for any `corrupted` error, `WRONG <what>` for a wrong value, and at the end
 ///   of its input `TALLY <json>`.
 /// - `insert-loop`: inserts `--per-round` items (blobs of `--blob-size` bytes) into each named store, with
-///   whichever model opens it; prints `TALLY <json>` at the end of its input.
+///   whichever model opens it, and every `--undo-every` batches undoes an import of `--undo-size` objects in
+///   one transaction (which can leave data.mdb shorter than LMDB's last page); prints `TALLY <json>` at the end
+///   of its input.
 /// - `open-loop-mutate <path> --plan custom|rewrite|instant`: migrates the store with the plan (in batches of
 ///   `--batch`), runs the maintenance to the end (the sweep, index builds, retired databases emptied), then
 ///   rewrites every record into its current layout; prints `DONE …`.
@@ -37,6 +39,10 @@ enum OpenLoop {
         var wrongValues = 0
         var itemsChecked = 0
         var inserted = 0
+        /// Write transactions that inserted objects and deleted them again (see ``insertLoop(_:)``).
+        var undoneImports = 0
+        /// Opens of a data file shorter than LMDB's last page number (pages freed unwritten; healthy).
+        var shortFileOpens = 0
         var byVersion: [String: Int] = [:]
         var rounds = 0
 
@@ -139,6 +145,7 @@ enum OpenLoop {
             tally.opened += 1
             let version = store.schema.versionIdentifier
             tally.byVersion[version, default: 0] += 1
+            if let info = try? store.info(), info.fileSize < info.pagesUsed * info.pageSize { tally.shortFileOpens += 1 }
             let serials = (0..<3).map { _ in Int(generator.next() % UInt64(max(pristine, 1))) }
             do {
                 let (count, found) = try store.read { context -> (Int, [(Int, DynamicObject?)]) in
@@ -182,6 +189,8 @@ enum OpenLoop {
         let plans = try models.map { try TortureModels.plan($0.plan) }
         let perRound = o.int("per-round", 2_000)
         let blobSize = o.int("blob-size", 0)
+        let undoEvery = o.int("undo-every", 10), undoSize = o.int("undo-size", 1_500)
+        var batches = 0
         var tally = Tally()
         var round = 0, inserted = 0
         while let current = target.current() {
@@ -216,6 +225,19 @@ enum OpenLoop {
                     }
                     inserted += end - start
                     tally.inserted += end - start
+                    batches += 1
+                    if undoEvery > 0, batches % undoEvery == 0 {
+                        // An import undone in the same transaction (inserted, then deleted in reverse order): LMDB
+                        // allocates pages past the file's end and frees them unwritten, leaving data.mdb shorter
+                        // than its last page number — healthy (issue 28), and what a size check must not call damage.
+                        try store.write { context in
+                            let undone = try (0..<undoSize).map { k in
+                                try context.insert("Marker", ["kind": .string("undone import \(k) " + String(repeating: "abcdefghij", count: 8))])
+                            }
+                            for object in undone.reversed() { try context.delete(object) }
+                        }
+                        tally.undoneImports += 1
+                    }
                 }
             } catch {
                 tally.note(error, afterOpen: true)

@@ -14,13 +14,15 @@ import Testing
 /// emptied) and rewrites every record into its current layout — while three children open it with the v1, c2
 /// and v3 models in turn, read its item count and three items (checked against the oracle at the version they
 /// opened) and close it, in tight loops, and one child inserts items with 32 KiB blobs into it (the file grows
-/// by tens of MiB a round, past the map, which other processes then adopt).
+/// by tens of MiB a round, past the map, which other processes then adopt) and now and then undoes an import in
+/// one transaction (which leaves data.mdb shorter than LMDB's last page number, by pages freed unwritten).
 ///
 /// Every open is tallied. Refusals the loops expect (they never migrate and never wait for another
 /// process's migration): `migrationRequired` (the store is behind the model), `migrationInProgress` (another
 /// process migrates and the model is not the store's), `storeNewerThanModel` (the store is ahead and the change
-/// is not additive), `modelChanged` (migrated between the open and the read), and the migration planner's
-/// refusal of a model on another branch of versions (c2 on a v3 store and back). `corrupted` must never come.
+/// is not additive, or on another branch of versions: c2 on a v3 store and back), `modelChanged` (migrated
+/// between the open and the read; also the inserting process's writes), and for the inserting process's writes
+/// during a migration, `migrationInProgress`. Anything else fails the test; `corrupted` must never come.
 extension ReliabilitySuite {
     @Suite struct OpenLoop {
         /// The error kinds a loop may meet on a healthy store, and why (see the type's comment).
@@ -39,6 +41,8 @@ extension ReliabilitySuite {
             var wrongValues = 0
             var itemsChecked = 0
             var inserted = 0
+            var undoneImports = 0
+            var shortFileOpens = 0
             var byVersion: [String: Int] = [:]
             var rounds = 0
         }
@@ -93,30 +97,32 @@ extension ReliabilitySuite {
             let results = loops.map { $0.wait(timeout: 120) }
             let wall = Date().timeIntervalSince(started)
 
-            var tallies: [Tally] = []
-            for (i, result) in results.enumerated() {
+            let tallies: [Tally?] = results.enumerated().map { i, result in
                 guard let line = result.line("TALLY "), let tally = try? JSONDecoder().decode(Tally.self, from: Data(line.dropFirst(6).utf8)) else {
                     Issue.record("loop \(i) ended without a tally: \(result)")
-                    continue
+                    return nil
                 }
-                tallies.append(tally)
+                return tally
             }
-            let openerTallies = tallies.prefix(openers.count)
+            let openerTallies = tallies.prefix(openers.count).compactMap { $0 }
+            let writerTally = tallies.last ?? nil
             let attempted = openerTallies.reduce(0) { $0 + $1.attempts }
             let opened = openerTallies.reduce(0) { $0 + $1.opened }
             var refused: [String: Int] = [:], afterOpen: [String: Int] = [:], versions: [String: Int] = [:]
-            for t in tallies {
+            for t in openerTallies {
                 refused.merge(t.refused, uniquingKeysWith: +)
                 afterOpen.merge(t.failedAfterOpen, uniquingKeysWith: +)
                 versions.merge(t.byVersion, uniquingKeysWith: +)
             }
-            let corrupted = tallies.reduce(0) { $0 + $1.corrupted }
-            let messages = tallies.flatMap(\.corruptedMessages)
-            let wrong = tallies.reduce(0) { $0 + $1.wrongValues }
+            let writerErrors = (writerTally?.refused ?? [:]).merging(writerTally?.failedAfterOpen ?? [:], uniquingKeysWith: +)
+            let corrupted = tallies.reduce(0) { $0 + ($1?.corrupted ?? 0) }
+            let messages = tallies.flatMap { $0?.corruptedMessages ?? [] }
+            let wrong = tallies.reduce(0) { $0 + ($1?.wrongValues ?? 0) }
             let wrongLines = results.flatMap { $0.lines(prefix: "WRONG ") }
-            let unexpected = refused.merging(afterOpen, uniquingKeysWith: +)
-                .filter { !Self.expectedRefusals.contains($0.key) && !$0.key.hasPrefix("MigrationError.") && $0.key != "StoreError.corrupted" }
-            let inserted = tallies.last?.inserted ?? 0
+            let unexpected = refused.merging(afterOpen, uniquingKeysWith: +).merging(writerErrors, uniquingKeysWith: +)
+                .filter { !Self.expectedRefusals.contains($0.key) && $0.key != "StoreError.corrupted" }
+            let inserted = writerTally?.inserted ?? 0, undone = writerTally?.undoneImports ?? 0
+            let shortOpens = openerTallies.reduce(0) { $0 + $1.shortFileOpens }
             let describe = { (d: [String: Int]) in d.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") }
 
             #expect(mutationFailures.isEmpty, "\(mutationFailures.prefix(2))")
@@ -125,7 +131,7 @@ extension ReliabilitySuite {
             #expect(unexpected.isEmpty, "unexpected errors: \(describe(unexpected))")
             #expect(attempted >= targetOpens, "\(attempted) open attempts in \(Int(wall)) s, below \(targetOpens)")
             print("open loop | rounds: \(rounds); mutations: \(mutations)")
-            Figures.add("open loop: \(attempted) open attempts by 3 processes (\(opened) opened: \(describe(versions))) over \(rounds) rounds of migrate + sweep + rewrite + \(inserted) inserts, in \(Int(wall)) s; refused: \(describe(refused)); failed after opening: \(describe(afterOpen)); false 'corrupted': \(corrupted)") { c in
+            Figures.add("open loop: \(attempted) open attempts by 3 processes (\(opened) opened: \(describe(versions)); \(shortOpens) of a data file shorter than LMDB's last page) over \(rounds) rounds of migrate + sweep + rewrite + \(inserted) inserts + \(undone) undone imports, in \(Int(wall)) s; refused: \(describe(refused)); failed after opening: \(describe(afterOpen)); the inserting process's refusals: \(describe(writerErrors)); false 'corrupted': \(corrupted)") { c in
                 c.silentWrongValues += wrong
                 c.falseDamageReports += corrupted
             }
