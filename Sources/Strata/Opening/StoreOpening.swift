@@ -51,6 +51,7 @@ struct StoreOpening {
                 let header = try driver.readHeader()
                 if !header.catalog.garbage.isEmpty { try GarbageCollection.collect(environment: environment, header: header) }
             }
+            try FaultInjection.point("open.beforeBind")
             if let model = try environment.read({ txn -> BoundModel? in
                 let header = try StoreHeader.read(in: txn, path: path)
                 guard header.state.generation == outcome.generation else { return nil }
@@ -115,6 +116,7 @@ struct StoreOpening {
         for _ in 0..<64 {
             let (header, journal) = try readHeaderAndJournal()
             if (header.hasJournal || header.state.migrating) && lock == nil && !configuration.readOnly {
+                try FaultInjection.point("open.beforeMigrationLock")
                 lock = try MigrationLock.acquire(storePath: path)
                 // The step that was in progress when the header was read may have ended (switched, rolled back)
                 // before the lock was free: only what the store records under the lock may be resumed, rolled
