@@ -15,11 +15,22 @@ public final class TemporaryDirectory: @unchecked Sendable {
     public let url: URL
 
     /// Creates the directory; `label` appears in its name to help find leftovers.
-    public init(_ label: String = "test") throws {
-        url = FileManager.default.temporaryDirectory
+    ///
+    /// - Parameter inMemory: puts the directory on a memory file system (`/dev/shm`, where it exists and is
+    ///   writable) instead of the system's temporary directory, so commits cost no disk flush. For tests of
+    ///   logic that commit thousands of times (the random evolution test); durability is the reliability
+    ///   suite's subject, on a real disk.
+    public init(_ label: String = "test", inMemory: Bool = false) throws {
+        url = ((inMemory ? Self.memoryFileSystem : nil) ?? FileManager.default.temporaryDirectory)
             .appendingPathComponent("strata-tests-\(label)-\(UUID().uuidString.prefix(12))")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
+
+    /// `/dev/shm` when this machine has a writable one (Linux), otherwise nil.
+    private static let memoryFileSystem: URL? = {
+        let shm = URL(fileURLWithPath: "/dev/shm", isDirectory: true)
+        return FileManager.default.isWritableFile(atPath: shm.path) ? shm : nil
+    }()
 
     /// A path inside the directory (not created).
     public func path(_ name: String) -> URL { url.appendingPathComponent(name) }

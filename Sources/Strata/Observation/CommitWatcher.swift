@@ -19,8 +19,14 @@ final class CommitWatcher: Sendable {
     private let watch: any FileChangeWatch
     private let exited = DispatchSemaphore(value: 0)
 
-    init(hub: ObservationHub, environment: Environment) {
+    /// Starts watching for `hub`. With `startsThread` false no thread runs: whoever made the hub calls
+    /// ``ObservationHub/catchUp(environment:)`` itself (tests that drive the hub step by step).
+    init(hub: ObservationHub, environment: Environment, startsThread: Bool = true) {
         watch = environment.configuration.fileWatching.watch(path: environment.path + "/data.mdb")
+        guard startsThread else {
+            exited.signal()
+            return
+        }
         PlatformThread.start(name: "strata.observe", stackSize: 256 << 10) { [self] in
             self.run(hub: hub, environment: environment)
             self.exited.signal()

@@ -41,6 +41,18 @@ final class ObservationHub: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Whether a watcher thread calls ``catchUp(environment:)``; false only for tests that call it themselves.
+    private let runsWatcherThread: Bool
+
+    /// A hub whose watcher runs a thread (`runsWatcherThread`, every store's hub), or none: then the hub's
+    /// owner calls ``catchUp(environment:)`` itself, so that a test decides exactly when the hub looks.
+    init(runsWatcherThread: Bool = true) {
+        self.runsWatcherThread = runsWatcherThread
+    }
+
+    /// How many commits of this process the hub remembers as already dispatched (those after the last
+    /// transaction it dispatched): bounded by the commits since the watcher last read the change log.
+    var rememberedLocalCommits: Int { state.withLock { $0.localCommits.count } }
     /// How many observations are registered: the write path checks this before doing anything.
     private let registered = Atomic<Int>(0)
 
@@ -65,7 +77,7 @@ final class ObservationHub: Sendable {
                 s.lastSeen = environment.snapshotTransactionID
                 s.localCommits = []
                 s.hasBaseline = true
-                s.watcher = CommitWatcher(hub: self, environment: environment)
+                s.watcher = CommitWatcher(hub: self, environment: environment, startsThread: runsWatcherThread)
             }
             return token
         }
@@ -121,7 +133,7 @@ final class ObservationHub: Sendable {
                 s.localCommits = []
                 s.hasBaseline = true
             }
-            s.watcher = CommitWatcher(hub: self, environment: environment)
+            s.watcher = CommitWatcher(hub: self, environment: environment, startsThread: runsWatcherThread)
             return subscribers
         }
         for subscriber in subscribers { subscriber.resumed() }

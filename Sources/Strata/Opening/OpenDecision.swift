@@ -46,8 +46,9 @@ enum OpenDecision {
     /// Another process migrates the store and this app's model is the store's (source) model: open and read
     /// while the migration writes only its staging databases.
     case readDuringMigration
-    /// Another process holds the migration lock: wait for it, then decide again.
-    case waitForMigration(ownerPID: Int32?)
+    /// Another process holds the migration lock: wait for it, then decide again (or throw `otherwise`, a
+    /// ``StoreError/Code-swift.struct/migrationInProgress`` that names the step, when not waiting).
+    case waitForMigration(otherwise: StoreError)
     /// The state says migrating but no journal exists: clear the flag, then decide again.
     case clearMigratingFlag
     /// Resume the interrupted step to `destination`, then decide again.
@@ -71,8 +72,8 @@ enum OpenDecision {
             let readsSource = store.identity.fingerprint == schema.fingerprint && !switched
             if request.readOnly || !request.holdsMigrationLock {
                 if readsSource { return .readDuringMigration }
-                if request.readOnly { return .refuse(StoreError.migrationInProgress(ownerPID: store.journal?.ownerPID)) }
-                return .waitForMigration(ownerPID: store.journal?.ownerPID)
+                if request.readOnly { return .refuse(inProgress(store, request)) }
+                return .waitForMigration(otherwise: inProgress(store, request))
             }
             guard let journal = store.journal else { return .clearMigratingFlag }
             // Without a plan, an interrupted step may always finish (to the app's model); with one, only when
@@ -106,6 +107,23 @@ enum OpenDecision {
         } catch {
             return .refuse(error)
         }
+    }
+
+    /// The error for a migration another process runs: where the store is (the step's source until it switches,
+    /// its destination after) and the app's model.
+    static func inProgress(_ store: StoreFacts, _ request: OpenRequest) -> StoreError {
+        let app = request.schema.versionIdentifier
+        let readOnly = request.readOnly
+        guard let journal = store.journal else {
+            return StoreError.migrationInProgress(ownerPID: nil, source: store.identity.versionIdentifier, destination: nil, app: app,
+                                                  readOnly: readOnly)
+        }
+        if journal.currentTask == .didMigrate {
+            return StoreError.migrationInProgress(ownerPID: journal.ownerPID, source: journal.destinationVersion, destination: nil,
+                                                  app: app, readOnly: readOnly)
+        }
+        return StoreError.migrationInProgress(ownerPID: journal.ownerPID, source: journal.sourceVersion,
+                                              destination: journal.destinationVersion, app: app, readOnly: readOnly)
     }
 
     /// An interrupted step: resumed when the app leads to its destination (and has its stage), otherwise

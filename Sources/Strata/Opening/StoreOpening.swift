@@ -134,10 +134,8 @@ struct StoreOpening {
                 return outcome
             case .refuse(let error):
                 throw error
-            case .waitForMigration(let owner):
-                guard let taken = try lockWaitingForOtherMigration() else {
-                    throw StoreError.migrationInProgress(ownerPID: owner)
-                }
+            case .waitForMigration(let otherwise):
+                guard let taken = try lockWaitingForOtherMigration() else { throw otherwise }
                 lock = taken
             case .clearMigratingFlag:
                 try environment.write { txn in
@@ -175,7 +173,8 @@ struct StoreOpening {
         // Another process may have taken the lock since the header was read: wait for it like any migration in
         // progress (or fail at once if the options say not to wait).
         guard let lock = try lockWaitingForOtherMigration() else {
-            throw StoreError.migrationInProgress(ownerPID: try journalOwner())
+            let (current, journal) = try readHeaderAndJournal()
+            throw OpenDecision.inProgress(facts(current, journal: journal), request)
         }
         defer { lock.release() }
         // And it may have migrated the store (or begun to and died) between that read and this lock: what to do

@@ -205,7 +205,7 @@ public final class Store: Sendable {
         var prunes = false
         let result = try environment.write { txn in
             let state = try checkGeneration(txn)
-            if state.migrating { throw StoreError.migrationInProgress(ownerPID: nil) }
+            if state.migrating { throw migrationInProgress(txn) }
             let history = try HistoryRecording.activeState(model.meta, in: txn)
             let context = WriteContext(txn: txn, model: model, recordsHistory: history != nil)
             let result = try body(context)
@@ -258,7 +258,27 @@ public final class Store: Sendable {
         guard let state = try model.meta.read(.state, in: txn, StateRecord.init(decoding:)) else {
             throw StoreError.corrupted(path: url.path, reason: .metadata("the state record is missing"))
         }
-        if state.generation != model.generation { throw StoreError.modelChanged(path: url.path) }
+        if state.generation != model.generation { throw modelChanged(state, txn) }
         return state
+    }
+
+    /// The error for a store migrated since this handle opened it, naming the store's model now (or the step
+    /// in progress) and the handle's.
+    private func modelChanged(_ state: StateRecord, _ txn: Transaction) -> StoreError {
+        guard let identity = try? model.meta.read(.identity, in: txn, IdentityRecord.init(decoding:)) else {
+            return StoreError.modelChanged(path: url.path)
+        }
+        return StoreError.modelChanged(path: url.path, store: identity.versionIdentifier, handle: model.schema.versionIdentifier,
+                                       migrating: state.migrating)
+    }
+
+    /// The error for a write while another process migrates the store: the step it runs, as its journal says.
+    func migrationInProgress(_ txn: Transaction) -> StoreError {
+        let app = model.schema.versionIdentifier
+        guard let journal = try? model.meta.read(.journal, in: txn, MigrationJournal.decode) else {
+            return StoreError.migrationInProgress(ownerPID: nil, source: app, destination: nil, app: app)
+        }
+        return StoreError.migrationInProgress(ownerPID: journal.ownerPID, source: journal.sourceVersion,
+                                              destination: journal.destinationVersion, app: app)
     }
 }

@@ -295,10 +295,32 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             .with { $0.processID = ownerPID }
     }
 
+    /// Another process (or handle) is migrating the store: from `source` to `destination` when its journal says
+    /// (the store reads as `source` until the step switches), and this app's model is `app`. For a read-only
+    /// handle, which cannot tell a running step from an interrupted one (it takes no lock), `readOnly` says both.
+    static func migrationInProgress(ownerPID: Int32?, source: String, destination: String?, app: String,
+                                    readOnly: Bool = false) -> StoreError {
+        let step = destination.map { "from model \(source) to \($0) (the store reads as \(source) until the step switches)" }
+            ?? "(the store is at model \(source))"
+        let description = readOnly
+            ? "A migration of the store \(step) is running in another process or was interrupted; this read-only handle of model \(app) cannot open it until the step completes; nothing was written to it. Wait for the process migrating it, or open the store for writing with the plan to resume the step."
+            : "\(ownerPID == CurrentProcess.id ? "Another handle of this process" : "Another process\(ownerPID.map { " (pid \($0))" } ?? "")") is migrating the store \(step); this app's model is \(app); nothing was written to it. Try again when it is done (`strata info` shows its progress)."
+        return StoreError(.migrationInProgress, description)
+            .with { $0.processID = ownerPID; $0.storeVersion = source; $0.modelVersion = app }
+    }
+
     /// The store was migrated (by another handle or process) since this handle opened it: open it again.
     public static func modelChanged(path: String) -> StoreError {
         StoreError(.modelChanged, "The store at \(path) was migrated to another model since this handle opened it; open it again.")
             .with { $0.path = path }
+    }
+
+    /// The store was migrated to `store` (or is being migrated, `migrating`) since this handle opened it with
+    /// the model `handle`: open it again (with `store`'s model, or a plan that leads there).
+    static func modelChanged(path: String, store: String, handle: String, migrating: Bool) -> StoreError {
+        let now = migrating ? "is being migrated (it reads as model \(store) until the step switches)" : "is now at model \(store)"
+        return StoreError(.modelChanged, "The store at \(path) \(now); this handle opened it with model \(handle) and can no longer use it. Open it again.")
+            .with { $0.path = path; $0.storeVersion = store; $0.modelVersion = handle }
     }
 
     /// The store was opened before `fork()` and used in the child; open it again in the child.

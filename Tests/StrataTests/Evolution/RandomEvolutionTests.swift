@@ -20,7 +20,7 @@ import Testing
         let base = UInt64(environment["STRATA_EVOLUTION_SEED"] ?? "") ?? 0x5EED_0000
         let seeds: [UInt64] = environment["STRATA_EVOLUTION_ONLY"].flatMap { UInt64($0) }.map { [$0] }
             ?? (0..<UInt64(count)).map { base &+ $0 }
-        let directory = try TemporaryDirectory("evolution")
+        let directory = try TemporaryDirectory("evolution", inMemory: true)
         let total = EvolutionTotals()
         // The histories run on threads of their own, never on Swift's cooperative pool (blocking it for a minute
         // starved the suite's observation tests, whose deliveries then missed their waits). In the suite, one
