@@ -287,4 +287,77 @@ import Testing
         #expect(await sets.waitUntil { $0.count == 1 })
         #expect(sets.all.first == ChangeSet(entity: "Post", updated: [titled.id]), "\(sets.all)")
     }
+
+    // MARK: Changes that cancel out
+
+    /// Bug: `ChangeObservation.Iterator.next` returning a merged change set that is empty (the
+    /// `if !changes.isEmpty` check dropped): a post inserted and deleted while the consumer was busy would reach
+    /// it as an empty change set. Deterministic: both commits are merged before the handle closes, and a closed
+    /// handle's observation still hands over what was pending before it ends.
+    @Test func changesThatCancelOutWhileTheConsumerIsBusyAreNotDelivered() async throws {
+        let store = try Self.store()
+        let gate = Gate()
+        let sets = ObservedValues<ChangeSet>()
+        let task = sets.record(try store.changes(of: "Post"), after: { _ in await gate.wait() })
+        defer { task.cancel() }
+        #expect(await Self.waitUntilObserved(store))
+        let first = try await store.write { try $0.insert("Post", ["title": "first"]) }
+        #expect(await sets.waitUntil { $0.count == 1 })
+        // While the consumer waits at the gate: a post comes and goes.
+        let gone = try await store.write { try $0.insert("Post", ["title": "gone"]) }
+        try await store.write { try $0.delete(gone) }
+        store.close()
+        await gate.open()
+        #expect(await sets.waitForEnd() == "finished")
+        #expect(sets.all == [ChangeSet(entity: "Post", inserted: [first.id])], "\(sets.all)")
+    }
+
+    /// Bug: `Mailbox.next` waiting for a payload when the observation already ended (the `s.ended` check dropped):
+    /// a handle closed while the consumer was busy would leave it waiting forever instead of ending its loop.
+    @Test func aHandleClosedWhileTheConsumerIsBusyEndsTheObservation() async throws {
+        let store = try Self.store()
+        let gate = Gate()
+        let sets = ObservedValues<ChangeSet>()
+        let task = sets.record(try store.changes(of: "Post"), after: { _ in await gate.wait() })
+        defer { task.cancel() }
+        #expect(await Self.waitUntilObserved(store))
+        _ = try await store.write { try $0.insert("Post", ["title": "first"]) }
+        #expect(await sets.waitUntil { $0.count == 1 })
+        store.close()
+        await gate.open()
+        #expect(await sets.waitForEnd() == "finished")
+        #expect(sets.all.count == 1, "\(sets.all)")
+    }
+
+    // MARK: A store replaced by an older copy
+
+    /// Bug: `ObservationHub.catchUp` not announcing unknown changes when the store's transaction IDs went back
+    /// (the file was replaced by an older copy, a restored backup, while the app was suspended): observers would
+    /// keep showing objects the store no longer has.
+    @Test func aStoreReplacedByAnOlderCopyWhileSuspendedTellsObserversToReload() async throws {
+        let dir = try TemporaryDirectory("observe-replaced")
+        let store = try Store.open(at: dir.store, schema: try ObservationTests.schema(), configuration: ObservationTests.configuration(.polling))
+        defer { store.close() }
+        _ = try await store.write { try $0.insert("Post", ["title": "kept"]) }
+        let backup = dir.path("backup")
+        try store.backup(to: backup, compact: false)
+        for n in 0..<5 { _ = try await store.write { try $0.insert("Post", ["title": .string("later \(n)")]) } }
+        let sets = ObservedValues<ChangeSet>()
+        let setTask = sets.record(try store.changes(of: "Post"))
+        defer { setTask.cancel() }
+        let counts = ObservedValues<Int>()
+        let countTask = counts.record(store.observe { try $0.count("Post") })
+        defer { countTask.cancel() }
+        #expect(await counts.waitUntil { $0 == [6] })
+        #expect(await Self.waitUntilObserved(store))
+        try store.suspend()
+        // The older copy replaces the data file while the store's files are closed.
+        let data = dir.store.appendingPathComponent("data.mdb")
+        try FileManager.default.removeItem(at: data)
+        try FileManager.default.copyItem(at: backup.appendingPathComponent("data.mdb"), to: data)
+        try store.resume()
+        #expect(await counts.waitUntil { $0.last == 1 }, "\(counts.all)")
+        #expect(await sets.waitUntil { $0.contains { !$0.isComplete } }, "\(sets.all)")
+    }
 }
+

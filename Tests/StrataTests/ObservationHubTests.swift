@@ -125,4 +125,19 @@ import Testing
         #expect(recorder.transactions.isEmpty, "\(recorder.transactions)")
         store.close()
     }
+
+    /// Bug: `ObservationHub.committed` dispatching a commit the watcher already dispatched (`>=` for `>`
+    /// against the last transaction seen): the watcher can read a local commit from the change log between its
+    /// publication and the writer telling the hub, and it must then not arrive twice.
+    @Test func aLocalCommitTheWatcherDispatchedFirstIsNotDeliveredAgain() throws {
+        let h = try Harness()
+        defer { h.store.close() }
+        let txid = try h.commit(inserting: 1)
+        #expect(h.catchUp() == .upToDate)
+        #expect(h.recorder.transactions == [txid])
+        let tag = try h.store.model.entity("Post").tag
+        h.hub.committed(CommitChanges(transactionID: txid, entities: [tag: EntityChanges(inserted: [1])]))
+        #expect(h.recorder.transactions == [txid], "delivered again: \(h.recorder.transactions)")
+    }
 }
+

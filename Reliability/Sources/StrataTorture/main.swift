@@ -25,6 +25,10 @@
 //   decode-files replay a directory of fuzz inputs (Fuzz/FailCases)
 //   decode-models malformed records through a macro model's generated decoder, against the store's own
 //   fuzz-store-meta  hostile metadata written into real stores, opened and read through the public API
+//   open-loop    open, read and close the store named on standard input, in a tight loop (OpenLoop.swift)
+//   insert-loop  insert into the store named on standard input, with whichever model opens it
+//   open-loop-mutate  migrate with --plan, run the maintenance, rewrite every record into its current layout
+//   paused-open  open with --plan, stopping at fault point --pause-at until a line comes (PausedOpen.swift)
 //
 // Process options (any command): --as-nobody drops to user and group 65534 first (permission tests run as
 // root in CI), --address-limit MiB sets RLIMIT_AS (a map larger than the address space allows).
@@ -71,6 +75,10 @@ func runTorture() -> Int32 {
         case "decode-seeds": return try Decoding.seeds(options)
         case "decode-models": return try ModelDecoding.run(options)
         case "fuzz-store-meta": return try StoreMetaFuzz.run(options)
+        case "open-loop": return try OpenLoop.openLoop(options)
+        case "insert-loop": return try OpenLoop.insertLoop(options)
+        case "open-loop-mutate": return try OpenLoop.mutate(options)
+        case "paused-open": return try PausedOpen.run(options)
         default:
             emit("ERR untyped usage unknown command \(options.command)")
             return 64

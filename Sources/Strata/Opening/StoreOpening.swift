@@ -41,20 +41,29 @@ struct StoreOpening {
         }) {
             return model
         }
+        // Damaged metadata is refused before anything below writes.
         try checkMetadata()
-        let outcome = try bringUpToDate()
-        if let downgrade = outcome.olderModel {
-            return try environment.read { txn in
+        // What was decided holds for the generation it was decided on. Another process can migrate the store
+        // between the decision and the binding (a handle that reads during a migration meets its switch): the
+        // binding reads the header in its own transaction and binds only at that generation — binding the app's
+        // model to another model's catalog would report a healthy store as damaged — or decides again.
+        for _ in 0..<Self.bindingRounds {
+            let outcome = try bringUpToDate()
+            if outcome.olderModel == nil, collects {
+                let header = try driver.readHeader()
+                if !header.catalog.garbage.isEmpty { try GarbageCollection.collect(environment: environment, header: header) }
+            }
+            try FaultInjection.point("open.beforeBind")
+            if let model = try environment.read({ txn -> BoundModel? in
                 let header = try StoreHeader.read(in: txn, path: path)
+                guard header.state.generation == outcome.generation else { return nil }
+                guard let downgrade = outcome.olderModel else { return try header.bind(schema, in: txn) }
                 return try header.bind(schema, in: txn, olderModel: (downgrade.schema, downgrade.catalog, downgrade.declaredEntities))
+            }) {
+                return model
             }
         }
-        var header = try driver.readHeader()
-        if collects && !header.catalog.garbage.isEmpty {
-            try GarbageCollection.collect(environment: environment, header: header)
-            header = try driver.readHeader()
-        }
-        return try environment.read { txn in try header.bind(schema, in: txn) }
+        throw StoreError.modelChanged(path: path)
     }
 
     /// Decodes every metadata record the open goes on to read, in one read transaction, before anything is
@@ -78,6 +87,10 @@ struct StoreOpening {
         }
     }
 
+    /// How many times opening decides again when another process migrates the store between a decision and the
+    /// binding (each time is a whole migration step of that process: a handful never runs out in practice).
+    static let bindingRounds = 16
+
     // MARK: Deciding and doing
 
     /// What ``bringUpToDate()`` did.
@@ -86,14 +99,24 @@ struct StoreOpening {
         var steps = 0
         /// Set when the app's older model opens the store as it is.
         var olderModel: Downgrade?
+        /// The store's generation (``StateRecord``) the last decision was made on.
+        var generation: UInt64 = 0
     }
 
-    /// The store's facts as ``OpenDecision`` reads them.
-    func facts(_ header: StoreHeader) throws -> StoreFacts {
-        let journal = try environment.read { txn in try header.meta.read(.journal, in: txn, MigrationJournal.decode) }
-        return StoreFacts(identity: header.identity, history: header.history, migrating: header.state.migrating,
-                          journal: journal, catalog: header.catalog,
-                          recordedSchema: { try environment.read { try header.recordedSchema(in: $0) } })
+    /// The store's header and migration journal, read in one transaction (a journal read apart from its header
+    /// can belong to another state of the store: a step another process finished or began in between).
+    func readHeaderAndJournal() throws -> (header: StoreHeader, journal: MigrationJournal?) {
+        try environment.read { txn in
+            let header = try StoreHeader.read(in: txn, path: path)
+            return (header, try header.meta.read(.journal, in: txn, MigrationJournal.decode))
+        }
+    }
+
+    /// The store's facts as ``OpenDecision`` reads them: `header` and `journal` read in one transaction.
+    func facts(_ header: StoreHeader, journal: MigrationJournal?) -> StoreFacts {
+        StoreFacts(identity: header.identity, history: header.history, migrating: header.state.migrating,
+                   journal: journal, catalog: header.catalog,
+                   recordedSchema: { try environment.read { try header.recordedSchema(in: $0) } })
     }
 
     /// Decides and acts until the store is at the app's model (or readable as it is).
@@ -114,13 +137,19 @@ struct StoreOpening {
         defer { lock?.release() }
         // Each action changes what the store records; a handful of rounds always settles it.
         for _ in 0..<64 {
-            let header = try driver.readHeader()
+            let (header, journal) = try readHeaderAndJournal()
             if (header.hasJournal || header.state.migrating) && lock == nil && !configuration.readOnly {
+                try FaultInjection.point("open.beforeMigrationLock")
                 lock = try MigrationLock.acquire(storePath: path)
+                // The step that was in progress when the header was read may have ended (switched, rolled back)
+                // before the lock was free: only what the store records under the lock may be resumed, rolled
+                // back or cleared — a stale journal rolled back would delete the databases it switched to.
+                if lock != nil { continue }
             }
             var request = self.request
             request.holdsMigrationLock = lock != nil
-            switch OpenDecision.decide(try facts(header), request) {
+            outcome.generation = header.state.generation
+            switch OpenDecision.decide(facts(header, journal: journal), request) {
             case .current, .readDuringMigration:
                 return outcome
             case .openAsOlder(let downgrade):
@@ -133,6 +162,9 @@ struct StoreOpening {
                 lock = taken
             case .clearMigratingFlag:
                 try environment.write { txn in
+                    // Cleared only as decided: still migrating at the same generation, still without a journal.
+                    guard let state = try header.meta.read(.state, in: txn, StateRecord.init(decoding:)), state.migrating,
+                          state.generation == header.state.generation, try header.meta.get(.journal, in: txn) == nil else { return }
                     try header.meta.put(.state, StateRecord(generation: header.state.generation, migrating: false).encoded(), in: txn)
                 }
             case .rollBack(let journal):
@@ -164,7 +196,8 @@ struct StoreOpening {
         // Another process may have taken the lock since the header was read: wait for it like any migration in
         // progress (or fail at once if the options say not to wait).
         guard let lock = try lockWaitingForOtherMigration() else {
-            throw OpenDecision.inProgress(try facts(try driver.readHeader()), request)
+            let (current, journal) = try readHeaderAndJournal()
+            throw OpenDecision.inProgress(facts(current, journal: journal), request)
         }
         defer { lock.release() }
         // And it may have migrated the store (or begun to and died) between that read and this lock: what to do
@@ -220,9 +253,9 @@ struct StoreOpening {
 
     /// The versions the store would go through to reach the app's model (its own version first). Writes nothing.
     func route() throws -> (header: StoreHeader, route: OpenDecision.Route) {
-        let header = try driver.readHeader()
+        let (header, journal) = try readHeaderAndJournal()
         do {
-            return (header, try OpenDecision.route(try facts(header), request))
+            return (header, try OpenDecision.route(facts(header, journal: journal), request))
         } catch var error as MigrationError {
             error.storeState = driver.storeState()
             throw error

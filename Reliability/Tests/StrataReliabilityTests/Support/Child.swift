@@ -161,6 +161,13 @@ final class Child: @unchecked Sendable {
         return lines[cursor - 1]
     }
 
+    /// The last line so far that begins with `prefix` (the child goes on running).
+    func lastLine(withPrefix prefix: String) -> String? {
+        condition.lock()
+        defer { condition.unlock() }
+        return lines.last { $0.hasPrefix(prefix) }
+    }
+
     var isRunning: Bool { process.isRunning }
 
     /// Whether the child's standard output has ended (the child is gone, or going: a child killed by a

@@ -20,6 +20,8 @@ enum Figures {
         var silentWrongValues = 0
         var parentCrashes = 0
         var untypedErrors = 0
+        /// A healthy store reported as damaged (`corrupted`, "restore it from a backup") — issue 27.
+        var falseDamageReports = 0
         /// Allowed outcomes, reported: damaged files whose child died by a signal.
         var childSignals = 0
         /// Damaged LMDB meta pages whose transaction ID made LMDB 0.9 open the previous commit (no meta
@@ -52,7 +54,8 @@ enum Figures {
             if c.metaRollbacks > before.metaRollbacks { parts.append("\(c.metaRollbacks - before.metaRollbacks) opened at the previous commit (damaged meta transaction ID)") }
             let bad = [("records lost", c.recordsLost - before.recordsLost), ("mixed reads", c.mixedReads - before.mixedReads),
                        ("silent wrong values", c.silentWrongValues - before.silentWrongValues),
-                       ("untyped errors", c.untypedErrors - before.untypedErrors)]
+                       ("untyped errors", c.untypedErrors - before.untypedErrors),
+                       ("false damage reports", c.falseDamageReports - before.falseDamageReports)]
             parts.append(bad.map { "\($0.0) \($0.1)" }.joined(separator: ", "))
             let line = "\(test): " + parts.joined(separator: "; ")
             c.lines.append(line)
@@ -73,7 +76,8 @@ enum Figures {
             s += "  \(name): \(value) survived (target ≥ \(target) per CI run\(value >= target ? "" : "; below target in this run"))\n"
         }
         s += "  outcomes: records lost \(c.recordsLost), mixed reads \(c.mixedReads), silent wrong values \(c.silentWrongValues), "
-        s += "parent crashes \(c.parentCrashes), untyped errors \(c.untypedErrors)\n"
+        s += "parent crashes \(c.parentCrashes), untyped errors \(c.untypedErrors), "
+        s += "healthy stores reported damaged \(c.falseDamageReports)\n"
         s += "  damaged-file children ended by a signal (allowed, parent unharmed): \(c.childSignals)\n"
         s += "  damaged meta transaction IDs that made LMDB open the previous commit (LMDB 0.9 limitation): \(c.metaRollbacks)\n"
         return s

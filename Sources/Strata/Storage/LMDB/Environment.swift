@@ -252,18 +252,23 @@ final class Environment: @unchecked Sendable {
             let meta = try pages.newestMeta()
             if (Int(meta.lastPage) + 1) * meta.pageSize <= (try pages.fileSize()) { return }
             var pin: OpaquePointer?
-            let rc = mdb_txn_begin(env, nil, LMDBFlags.readOnly, &pin)
+            var rc = mdb_txn_begin(env, nil, LMDBFlags.readOnly, &pin)
+            if rc == MDB_MAP_RESIZED {
+                // Another process grew the map past this one's since it opened: adopt its size (no transaction of
+                // this environment is active yet) rather than fail the open.
+                rc = mdb_env_set_mapsize(env, 0)
+                if rc == 0 { rc = mdb_txn_begin(env, nil, LMDBFlags.readOnly, &pin) }
+            }
             guard rc == 0, let pin else { throw StoreError.from(lmdb: rc, operation: "mdb_txn_begin", path: path) }
             defer { mdb_txn_abort(pin) }
             // A meta page that another process's commit is rewriting can be read torn: a walk that finds damage
-            // counts only when the meta page reads the same after it.
-            var attempt = 0
-            while true {
-                attempt += 1
+            // counts only when the meta page reads the same after it. While it never does, other processes are
+            // committing to this file one transaction after another — it is in use, not truncated — and it opens.
+            for _ in 0..<Self.damageConfirmations {
                 let pinned = try pages.newestMeta()
                 let tail = Result { try pages.tail(of: pinned) }
                 if let found = try? tail.get(), !found.isTruncated { return }
-                if attempt < 5, try pages.newestMeta() != pinned { continue }
+                guard try pages.newestMeta() == pinned else { continue }
                 if case .truncated(let page) = try tail.get() {
                     throw StoreError.corrupted(path: path, reason: .truncated(expectedBytes: (Int(page) + 1) * pinned.pageSize,
                                                                               actualBytes: try pages.fileSize()))
@@ -277,6 +282,10 @@ final class Environment: @unchecked Sendable {
             throw StoreError.corrupted(path: path, reason: .structure(damage.description))
         }
     }
+
+    /// How many times the open reads the meta pages again to confirm that a data file is truncated before it says
+    /// so: damage is reported only from a meta page that read the same before and after the free-list walk.
+    static let damageConfirmations = 16
 
     /// How the data file ends now (see ``DataFilePages``); nil when it cannot be read. Call it inside a read
     /// transaction, which keeps the free list's pages from being reused while they are read.
