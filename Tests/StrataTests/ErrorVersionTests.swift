@@ -230,4 +230,30 @@ import Testing
         }
         old.close()
     }
+
+    /// An older app that finds a newer app's step interrupted rolls it back (the newer app redoes it), then
+    /// refuses the store it cannot read: the error says what the open wrote, not that nothing was.
+    @Test func anOlderAppThatRolledBackANewerStepSaysSo() throws {
+        let dir = try TemporaryDirectory("error-versions")
+        let url = try Self.storeAtV1(dir)
+        let v2 = try Schema("v2") { Entity("Item") { Attribute("m", .int64).defaultValue(0) } }   // n removed: not additive
+        let v3 = try Schema("v3") { Entity("Item") { Attribute("m", .int64).defaultValue(0); Attribute("code", .string) } }
+        try Store.open(at: url, schema: v2, plan: try MigrationPlan(schemas: [try Self.v1(), v2])).close()
+        let plan = try MigrationPlan(schemas: [try Self.v1(), v2, v3],
+                                     stages: [.custom(from: "v2", to: "v3", scripts: [ObjectScript("Item") { $0["code"] = .string("c") }])])
+        var stopping = StoreConfiguration()
+        stopping.migration.batchSize = 5
+        stopping.migration.shouldStop = { true }
+        #expect(throws: MigrationError.self) { try Store.open(at: url, schema: v3, plan: plan, configuration: stopping).close() }
+        let error = try #require(Self.refusal { try Store.open(at: url, schema: try Self.v1()) })
+        Self.expectNames(error, store: "v2", app: "v1", code: .storeNewerThanModel)
+        #expect(error.description.contains("rolled back the interrupted step v2 → v3"), "\(error)")
+        #expect(!error.description.contains(", nothing was written"), "\(error)")
+        // The newer app migrates it from v2 again.
+        let store = try Store.open(at: url, schema: v3, plan: plan)
+        #expect(try store.read { try $0.objects("Item").fetch().allSatisfy { $0["code"] == "c" } })
+        #expect(try store.read { try $0.count("Item") } == 20)
+        store.close()
+    }
 }
+

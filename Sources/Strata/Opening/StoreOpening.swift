@@ -133,6 +133,8 @@ struct StoreOpening {
 
     private func decideAndAct() throws -> Outcome {
         var outcome = Outcome()
+        // What this open wrote to recover the store before deciding again, for an error that follows.
+        var recovery: String? = nil
         var lock: MigrationLock? = nil
         defer { lock?.release() }
         // Each action changes what the store records; a handful of rounds always settles it.
@@ -156,6 +158,7 @@ struct StoreOpening {
                 outcome.olderModel = downgrade
                 return outcome
             case .refuse(let error):
+                if let recovery, let error = error as? StoreError { throw error.afterRecovery(recovery) }
                 throw error
             case .waitForMigration(let otherwise):
                 guard let taken = try lockWaitingForOtherMigration() else { throw otherwise }
@@ -170,6 +173,7 @@ struct StoreOpening {
             case .rollBack(let journal):
                 options.logger.debug("rolling back the interrupted migration \(journal.sourceVersion) → \(journal.destinationVersion)")
                 try StepRunner.rollback(environment: environment, meta: header.meta, journal: journal, generation: header.state.generation)
+                recovery = "rolled back the interrupted step \(journal.sourceVersion) → \(journal.destinationVersion) (the store is at model \(journal.sourceVersion) again)"
             case .resume(let journal, let destination):
                 try driver.resume(journal, to: destination, header: header)
                 outcome.steps += 1

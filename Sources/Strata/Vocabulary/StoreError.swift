@@ -178,7 +178,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of failure this is.
     public let code: Code
     /// What happened and, where something can be done, what to do.
-    public let description: String
+    public internal(set) var description: String
 
     /// The store's (or another file's) path, when the error concerns one.
     public internal(set) var path: String? = nil
@@ -217,6 +217,17 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The error, naming the object it concerns.
     func about(_ id: ObjectID) -> StoreError { with { $0.objectID = id } }
+
+    /// The error of an open that refused after it had recovered the store (rolled back an interrupted step):
+    /// the message says what was written (`recovery`) instead of claiming nothing was.
+    func afterRecovery(_ recovery: String) -> StoreError {
+        with { error in
+            let claim = "nothing was written to it"
+            error.description = error.description.contains(claim)
+                ? error.description.replacingOccurrences(of: claim, with: "\(recovery), and nothing else was written to it")
+                : error.description + " (Before refusing, the open \(recovery).)"
+        }
+    }
 
     private func with(_ change: (inout StoreError) -> Void) -> StoreError {
         var copy = self
