@@ -214,7 +214,7 @@ import Testing
         let sets = ObservedValues<ChangeSet>()
         let task = sets.record(try newer.changes(of: "Note", properties: ["headline"]))
         defer { task.cancel() }
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await ObservationFaultTests.waitUntilObserved(newer))  // it registers when iteration starts
         let note = try #require(try await older.read { try $0.objects("Note").fetch().first })
         var changed = note
         changed["title"] = "changed by v1"

@@ -124,7 +124,7 @@ import Testing
         let sets = ObservedValues<ChangeSet>()
         let task = sets.record(try store.changes(of: "Post"))
         defer { task.cancel() }
-        try await Task.sleep(for: .milliseconds(50))  // the observation registers when iteration starts
+        #expect(await ObservationFaultTests.waitUntilObserved(store))  // it registers when iteration starts
         let (a, b) = try await store.write { context in
             (try context.insert("Post", ["title": "a"]), try context.insert("Post", ["title": "b"]))
         }
@@ -157,7 +157,7 @@ import Testing
         let sets = ObservedValues<ChangeSet>()
         let task = sets.record(try store.changes(of: "Post"), after: { _ in await gate.wait() })
         defer { task.cancel() }
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await ObservationFaultTests.waitUntilObserved(store))  // it registers when iteration starts
         let kept = try await store.write { try $0.insert("Post", ["title": "kept"]) }
         #expect(await sets.waitUntil { $0.count == 1 })
         // While the consumer waits at the gate: a post comes and goes, the kept one changes twice.
@@ -182,7 +182,7 @@ import Testing
         let sets = ObservedValues<ChangeSet>()
         let task = sets.record(try store.changes(of: "Post", properties: ["title"]))
         defer { task.cancel() }
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await ObservationFaultTests.waitUntilObserved(store))  // it registers when iteration starts
         var changed = post
         changed["views"] = .int64(9)
         try await store.write { [changed] in try $0.update(changed) }
