@@ -27,38 +27,7 @@ enum OpenLoop {
     static let models: [(version: String, plan: String)] = [("v1", "v1"), ("c2", "custom"), ("v3", "rewrite")]
 
     /// What a loop saw, by outcome.
-    struct Tally: Codable {
-        var attempts = 0
-        var opened = 0
-        /// Refused opens, by error kind (`StoreError.migrationRequired`, …).
-        var refused: [String: Int] = [:]
-        /// Errors after a successful open (reading or writing), by kind.
-        var failedAfterOpen: [String: Int] = [:]
-        var corrupted = 0
-        var corruptedMessages: [String] = []
-        var wrongValues = 0
-        var itemsChecked = 0
-        var inserted = 0
-        /// Write transactions that inserted objects and deleted them again (see ``insertLoop(_:)``).
-        var undoneImports = 0
-        /// Opens of a data file shorter than LMDB's last page number (pages freed unwritten; healthy).
-        var shortFileOpens = 0
-        var byVersion: [String: Int] = [:]
-        var rounds = 0
-
-        mutating func note(_ error: any Error, afterOpen: Bool) {
-            let kind = ErrorReport.classify(error).kind
-            if afterOpen { failedAfterOpen[kind, default: 0] += 1 } else { refused[kind, default: 0] += 1 }
-            let corruptedError = (error as? StoreError)?.code == .corrupted
-                || (error as? MigrationError)?.storeError?.code == .corrupted
-            if corruptedError {
-                corrupted += 1
-                let message = String(describing: error).replacingOccurrences(of: "\n", with: " ")
-                if corruptedMessages.count < 10 { corruptedMessages.append(message) }
-                emit("CORRUPTED \(message.prefix(400))")
-            }
-        }
-    }
+    typealias Tally = OpenLoopTally
 
     /// The store the parent names last on standard input, and how many it has named.
     final class Target: @unchecked Sendable {
@@ -268,6 +237,22 @@ enum OpenLoop {
             return 0
         } catch {
             return report(error)
+        }
+    }
+}
+
+extension OpenLoopTally {
+    /// Counts `error` as a refused open or a failure after one; a `corrupted` one is also reported at once.
+    mutating func note(_ error: any Error, afterOpen: Bool) {
+        let kind = ErrorReport.classify(error).kind
+        if afterOpen { failedAfterOpen[kind, default: 0] += 1 } else { refused[kind, default: 0] += 1 }
+        let corruptedError = (error as? StoreError)?.code == .corrupted
+            || (error as? MigrationError)?.storeError?.code == .corrupted
+        if corruptedError {
+            corrupted += 1
+            let message = String(describing: error).replacingOccurrences(of: "\n", with: " ")
+            if corruptedMessages.count < 10 { corruptedMessages.append(message) }
+            emit("CORRUPTED \(message.prefix(400))")
         }
     }
 }

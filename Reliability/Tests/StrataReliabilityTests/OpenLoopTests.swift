@@ -31,21 +31,7 @@ extension ReliabilitySuite {
             "StoreError.modelChanged",
         ]
 
-        struct Tally: Decodable {
-            var attempts = 0
-            var opened = 0
-            var refused: [String: Int] = [:]
-            var failedAfterOpen: [String: Int] = [:]
-            var corrupted = 0
-            var corruptedMessages: [String] = []
-            var wrongValues = 0
-            var itemsChecked = 0
-            var inserted = 0
-            var undoneImports = 0
-            var shortFileOpens = 0
-            var byVersion: [String: Int] = [:]
-            var rounds = 0
-        }
+        typealias Tally = OpenLoopTally
 
         @Test("open, read and close in tight loops from three processes while others insert, migrate and sweep: never 'corrupted'",
               .timeLimit(.minutes(60)))
