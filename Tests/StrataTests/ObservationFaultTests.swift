@@ -26,6 +26,17 @@ import Testing
         return false
     }
 
+    /// A change-set observation of posts whose consumer waits at `gate` after each set it takes (so that commits
+    /// meanwhile merge into one pending set), registered before this returns.
+    static func busyConsumer(of store: Store, sourceLocation: SourceLocation = #_sourceLocation) async throws
+        -> (gate: Gate, sets: ObservedValues<ChangeSet>, task: Task<Void, Never>) {
+        let gate = Gate()
+        let sets = ObservedValues<ChangeSet>()
+        let task = sets.record(try store.changes(of: "Post"), after: { _ in await gate.wait() })
+        #expect(await waitUntilObserved(store), sourceLocation: sourceLocation)
+        return (gate, sets, task)
+    }
+
     /// A commit the hub is not told of, as another process's: a raw transaction that writes `changes` as its
     /// change-log entry (and nothing else).
     static func foreignCommit(_ store: Store, _ changes: [String: EntityChanges]) throws {
@@ -219,11 +230,8 @@ import Testing
     @Test func anObjectUpdatedThenDeletedWhileTheConsumerIsBusyIsOnlyDeleted() async throws {
         let store = try Self.store()
         defer { store.close() }
-        let gate = Gate()
-        let sets = ObservedValues<ChangeSet>()
-        let task = sets.record(try store.changes(of: "Post"), after: { _ in await gate.wait() })
+        let (gate, sets, task) = try await Self.busyConsumer(of: store)
         defer { task.cancel() }
-        #expect(await Self.waitUntilObserved(store))
         let (post, other) = try await store.write { context in
             (try context.insert("Post", ["title": "p"]), try context.insert("Post", ["title": "o"]))
         }
@@ -246,11 +254,8 @@ import Testing
     @Test func changesOfSeveralCommitsWhileTheConsumerIsBusyAreMergedNotReplaced() async throws {
         let store = try Self.store()
         defer { store.close() }
-        let gate = Gate()
-        let sets = ObservedValues<ChangeSet>()
-        let task = sets.record(try store.changes(of: "Post"), after: { _ in await gate.wait() })
+        let (gate, sets, task) = try await Self.busyConsumer(of: store)
         defer { task.cancel() }
-        #expect(await Self.waitUntilObserved(store))
         let first = try await store.write { try $0.insert("Post", ["title": "first"]) }
         #expect(await sets.waitUntil { $0.count == 1 })
         var changed = first
@@ -296,11 +301,8 @@ import Testing
     /// handle's observation still hands over what was pending before it ends.
     @Test func changesThatCancelOutWhileTheConsumerIsBusyAreNotDelivered() async throws {
         let store = try Self.store()
-        let gate = Gate()
-        let sets = ObservedValues<ChangeSet>()
-        let task = sets.record(try store.changes(of: "Post"), after: { _ in await gate.wait() })
+        let (gate, sets, task) = try await Self.busyConsumer(of: store)
         defer { task.cancel() }
-        #expect(await Self.waitUntilObserved(store))
         let first = try await store.write { try $0.insert("Post", ["title": "first"]) }
         #expect(await sets.waitUntil { $0.count == 1 })
         // While the consumer waits at the gate: a post comes and goes.
@@ -316,11 +318,8 @@ import Testing
     /// a handle closed while the consumer was busy would leave it waiting forever instead of ending its loop.
     @Test func aHandleClosedWhileTheConsumerIsBusyEndsTheObservation() async throws {
         let store = try Self.store()
-        let gate = Gate()
-        let sets = ObservedValues<ChangeSet>()
-        let task = sets.record(try store.changes(of: "Post"), after: { _ in await gate.wait() })
+        let (gate, sets, task) = try await Self.busyConsumer(of: store)
         defer { task.cancel() }
-        #expect(await Self.waitUntilObserved(store))
         _ = try await store.write { try $0.insert("Post", ["title": "first"]) }
         #expect(await sets.waitUntil { $0.count == 1 })
         store.close()
