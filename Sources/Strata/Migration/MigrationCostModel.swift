@@ -43,8 +43,9 @@ enum MigrationCostModel {
     }
 
     /// The estimate of one task over `records` records of `recordBytes` bytes each on average;
-    /// `destinations` is the number of entities a custom mapping creates objects of.
-    static func estimate(_ task: MigrationTask, records: Int, recordBytes: Double, destinations: Int,
+    /// `destinations` is the number of entities a custom mapping creates objects of; `declared`, whether the mapping
+    /// is declared (a streaming copy) rather than a policy.
+    static func estimate(_ task: MigrationTask, records: Int, recordBytes: Double, destinations: Int, declared: Bool = false,
                          calibration c: MigrationCalibration, options: MigrationOptions) -> Estimate {
         let n = Double(records)
         let d = Double(max(1, destinations))
@@ -53,6 +54,12 @@ enum MigrationCostModel {
         case .rewrite:
             e.bytes = n * (recordBytes + 16)
             e.seconds = n * (c.readSecondsPerRecord + c.decodeSecondsPerRecord + c.encodeSecondsPerRecord + c.writeSecondsPerRecord)
+        case .instances where declared:
+            // A declared mapping's streaming copy: each created record is transcoded (as a rewrite's) and put,
+            // each link is two puts; no policy machinery.
+            e.bytes = n * (recordBytes + d * 48)
+            let link = 2 * c.writeSecondsPerRecord
+            e.seconds = n * (c.readSecondsPerRecord + d * (c.encodeSecondsPerRecord + c.writeSecondsPerRecord) + (d - 1) * link)
         case .instances:
             e.bytes = n * (recordBytes + d * 48)
             let created = 2 * (c.decodeSecondsPerRecord + c.insertSecondsPerRecord) + c.writeSecondsPerRecord
