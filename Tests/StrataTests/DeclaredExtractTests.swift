@@ -23,7 +23,7 @@ import Testing
                                        configuration: configuration)
             defer { store.close() }
             #expect(try DeclaredFixtures.splitMismatches(store, posts) == [], "\(name)")
-            dumps.append(try DeclaredFixtures.dump(store))
+            dumps.append(try StoreDump.lines(store))
             // The index on the new entity answers for every body.
             try store.read { ctx in
                 for p in posts.prefix(20) {
@@ -62,6 +62,28 @@ import Testing
                                       configuration: DeclaredFixtures.configuration(batchSize: 16))
         defer { migrated.close() }
         #expect(try DeclaredFixtures.splitMismatches(migrated, distinct) == [])
+    }
+
+    @Test func aNilCopiedIntoARequiredAttributeFailsTheStageNamingTheObject() throws {
+        let dir = try TemporaryDirectory("declared-required")
+        let posts = [DeclaredFixtures.PostInput(title: "a", content: "x", views: 1),
+                     DeclaredFixtures.PostInput(title: "b", content: nil, views: 2),
+                     DeclaredFixtures.PostInput(title: "c", content: "z", views: 3)]
+        try DeclaredFixtures.makePosts(dir.store, posts)
+        // Without `skippingNil`, the post without content would make a section without its required body.
+        let mapping = EntityMapping.extract("Section", from: "Post", linkedBy: "post",
+                                            values: ["body": .attribute("content"), "title": .constant("t"), "index": .constant(1)])
+        do {
+            _ = try Store.open(at: dir.store, schema: try DeclaredFixtures.postsV2(), plan: try DeclaredFixtures.splitPlan(mapping))
+            Issue.record("a section without its required body was accepted")
+        } catch let error as MigrationError {
+            #expect(error.code == .stageFailed)
+            #expect(error.storeError?.code == .missingRequiredValue && error.storeError?.attribute == "body", "\(error)")
+            #expect(error.entity == "Post" && error.objectID == ObjectID(rawValue: 2), "names the post: \(error)")
+        }
+        let store = try Store.open(at: dir.store, schema: try DeclaredFixtures.postsV1())
+        defer { store.close() }
+        #expect(try store.read { try $0.objects("Post").fetch().map { $0["content"] } } == ["x", .null, "z"])
     }
 
     @Test func progressAndTheEstimateCoverTheDeclaredPass() throws {

@@ -15,7 +15,7 @@ import Testing
         // The uninterrupted run.
         try DeclaredFixtures.makePosts(dir.path("whole"), posts)
         let whole = try Store.open(at: dir.path("whole"), schema: v2, plan: plan, configuration: DeclaredFixtures.configuration(batchSize: 9))
-        let expected = try DeclaredFixtures.dump(whole)
+        let expected = try StoreDump.lines(whole)
         whole.close()
         // Stopped after `stopAfter` batches (the step's first commits included), then resumed.
         try DeclaredFixtures.makePosts(dir.store, posts)
@@ -35,7 +35,7 @@ import Testing
         let resumed = try Store.open(at: dir.store, schema: v2, plan: plan, configuration: DeclaredFixtures.configuration(batchSize: 9))
         defer { resumed.close() }
         #expect(try DeclaredFixtures.splitMismatches(resumed, posts) == [])
-        #expect(try DeclaredFixtures.dump(resumed) == expected)
+        #expect(try StoreDump.lines(resumed) == expected)
         #expect(try resumed.verify().problems.isEmpty)
     }
 }

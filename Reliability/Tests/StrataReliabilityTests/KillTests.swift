@@ -10,7 +10,7 @@ import Testing
 /// lost, none transformed twice by a committed batch, no script's effect doubled.
 extension ReliabilitySuite {
     @Suite struct Kills {
-        static let plans = ["rewrite", "chain", "custom", "script"]
+        static let plans = ["rewrite", "chain", "custom", "script", "declared"]
 
         /// The fault points a plan's migration passes, in order, with their per-name occurrence index.
         static func points(plan: String, store: URL, workspace: Workspace, count: Int, batch: Int) throws -> [(String, Int)] {

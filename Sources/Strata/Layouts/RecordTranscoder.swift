@@ -109,17 +109,33 @@ struct RecordTranscoder {
     /// (``RecordCodec/seal(_:entityTag:id:)``) under the identifier it chooses. Returns the offset of the null bitmap.
     mutating func transcodeUnsealed(_ bytes: UnsafeRawBufferPointer, id: UInt64, sourceTag: UInt32,
                                     into w: inout BinaryWriter) throws(DecodeFailure) -> Int {
+        let layoutID = try locate(bytes, id: id, sourceTag: sourceTag)
+        return try transcodeUnsealed(bytes, layoutID: layoutID, fields: fields, into: &w)
+    }
+
+    /// Opens record `id` (checking its checksum) and locates its fields (``locatedFields``); returns its layout ID.
+    mutating func locate(_ bytes: UnsafeRawBufferPointer, id: UInt64, sourceTag: UInt32) throws(DecodeFailure) -> UInt32 {
         // Few layouts per entity: a linear search beats hashing the layout ID.
-        var found: Int? = nil
         var record = try RecordFields(bytes, id: id, entityTag: sourceTag) { layoutID in
             for k in compiled.indices where compiled[k].layoutID == layoutID {
-                found = k
                 return UnsafeBufferPointer(rebasing: compiled[k].sourceCodes[0..<compiled[k].sourceLayout.fieldTypes.count])
             }
             return nil
         }
-        guard let k = found else { throw DecodeFailure("unknown layout \(record.layoutID)") }
         try record.locateAll(into: &fields)
+        return record.layoutID
+    }
+
+    /// The byte range of each field of the record ``locate(_:id:sourceTag:)`` opened last (nil: null).
+    var locatedFields: [Range<Int>?] { fields }
+
+    /// Rewrites a record of layout `layoutID` whose fields are already located (by this transcoder or another one
+    /// reading the same source entity) into `w`, unsealed. Returns the offset of the null bitmap.
+    func transcodeUnsealed(_ bytes: UnsafeRawBufferPointer, layoutID: UInt32, fields: [Range<Int>?],
+                           into w: inout BinaryWriter) throws(DecodeFailure) -> Int {
+        var found: Int? = nil
+        for k in compiled.indices where compiled[k].layoutID == layoutID { found = k }
+        guard let k = found else { throw DecodeFailure("unknown layout \(layoutID)") }
         let bitmapOffset = RecordCodec.begin(destinationLayout, into: &w)
         let program = compiled[k]
         // Fields copied as they are, one after another, are contiguous in the source too: they are appended

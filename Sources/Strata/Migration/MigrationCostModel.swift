@@ -55,11 +55,13 @@ enum MigrationCostModel {
             e.bytes = n * (recordBytes + 16)
             e.seconds = n * (c.readSecondsPerRecord + c.decodeSecondsPerRecord + c.encodeSecondsPerRecord + c.writeSecondsPerRecord)
         case .instances where declared:
-            // A declared mapping's streaming copy: each created record is transcoded (as a rewrite's) and put,
-            // each link is two puts; no policy machinery.
+            // A declared mapping's streaming copy: each created record is transcoded field by field (about a
+            // decode and an encode) and put; each new object adds its association and two link entries, and its
+            // bookkeeping (about an insert's); no policy machinery.
             e.bytes = n * (recordBytes + d * 48)
-            let link = 2 * c.writeSecondsPerRecord
-            e.seconds = n * (c.readSecondsPerRecord + d * (c.encodeSecondsPerRecord + c.writeSecondsPerRecord) + (d - 1) * link)
+            let created = c.decodeSecondsPerRecord + c.encodeSecondsPerRecord + c.writeSecondsPerRecord
+            let link = 3 * c.writeSecondsPerRecord + c.insertSecondsPerRecord
+            e.seconds = n * (c.readSecondsPerRecord + d * created + (d - 1) * link)
         case .instances:
             e.bytes = n * (recordBytes + d * 48)
             let created = 2 * (c.decodeSecondsPerRecord + c.insertSecondsPerRecord) + c.writeSecondsPerRecord

@@ -110,7 +110,8 @@ final class StreamingCopy {
             try writer.reserveIDs(through: source.id)
             try created.store(as: source.id, in: writer)
         case .extract:
-            try created.fill(source, sourceTag: sourceTag)
+            guard let kept else { return }
+            try created.fill(source, sharingWith: kept)
             if let skipField, created.isNull(field: skipField) { return }
             try created.checkRequired()
             let id = try writer.allocateID()
@@ -131,7 +132,7 @@ final class StreamingCopy {
             if let existing = try context.lookup(table, value) {
                 target = existing.rawValue
             } else {
-                try created.fill(source, sourceTag: sourceTag)
+                try created.fill(source, sharingWith: kept)
                 try created.checkRequired()
                 target = try writer.allocateID()
                 try created.store(as: target, in: writer)
@@ -199,9 +200,12 @@ final class StreamingCopy {
 /// fields that must not be null.
 final class CopyTarget {
     let binding: EntityBinding
-    private var transcoder: RecordTranscoder
-    private var record = BinaryWriter(capacity: 512)
-    private var bitmapOffset = 0
+    // Unchecked: a target is used by one pass, on one thread, one record at a time (as WriteContext's buffers are).
+    @exclusivity(unchecked) private var transcoder: RecordTranscoder
+    @exclusivity(unchecked) private var record = BinaryWriter(capacity: 512)
+    @exclusivity(unchecked) private var bitmapOffset = 0
+    /// The layout of the source record located last.
+    @exclusivity(unchecked) private var layoutID: UInt32 = 0
     /// The current layout's fields holding required attributes.
     private let requiredFields: [Int]
 
@@ -212,10 +216,22 @@ final class CopyTarget {
         requiredFields = binding.currentFieldAttributes.indices.filter { required.contains(binding.currentFieldAttributes[$0]) }
     }
 
-    /// Transcodes `source`'s record into the buffer, unsealed.
+    /// Transcodes `source`'s record into the buffer, unsealed (its checksum verified, its fields located).
     func fill(_ source: SourceRecord, sourceTag: UInt32) throws {
         do {
-            bitmapOffset = try transcoder.transcodeUnsealed(source.bytes, id: source.id, sourceTag: sourceTag, into: &record)
+            layoutID = try transcoder.locate(source.bytes, id: source.id, sourceTag: sourceTag)
+            bitmapOffset = try transcoder.transcodeUnsealed(source.bytes, layoutID: layoutID, fields: transcoder.locatedFields, into: &record)
+        } catch {
+            throw StreamingCopy.corrupted(source, error)
+        }
+    }
+
+    /// Transcodes the record `other` filled last (the same source record) into the buffer, unsealed, reusing the
+    /// fields `other` located: the record is opened and checked once for both.
+    func fill(_ source: SourceRecord, sharingWith other: CopyTarget) throws {
+        do {
+            bitmapOffset = try transcoder.transcodeUnsealed(source.bytes, layoutID: other.layoutID,
+                                                            fields: other.transcoder.locatedFields, into: &record)
         } catch {
             throw StreamingCopy.corrupted(source, error)
         }
