@@ -23,9 +23,13 @@ final class StreamingCopy {
     /// Deduplicate: the source attribute whose values are deduplicated, and the lookup table that holds them.
     private let keyAttribute: Int?
     private let table: String
+    /// Whether new objects are recorded as made from their source object (for ``MigrationContext/destinations(for:entity:)``):
+    /// only when a policy of the stage could ask. A stage of declared mappings alone runs no code that does.
+    private let recordsAssociations: Bool
 
     init(_ declaration: MappingDeclaration, sourceEntity: String, runner: StepRunner) throws {
         self.declaration = declaration
+        recordsAssociations = runner.stage?.passes.joined().contains { $0.declaration == nil } ?? false
         let sourceBinding = try runner.source.entity(sourceEntity)
         guard let sourceEntry = runner.sourceCatalog.entity(named: sourceEntity),
               let sourceModel = runner.sourceSchema.entity(named: sourceEntity) else {
@@ -116,7 +120,7 @@ final class StreamingCopy {
             try created.checkRequired()
             let id = try writer.allocateID()
             try created.store(as: id, in: writer)
-            try context.associate(source: source.id, tag: created.binding.tag, id: id)
+            if recordsAssociations { try context.associate(source: source.id, tag: created.binding.tag, id: id) }
             if let link { try writer.link(created.binding, link, id, source.id) }
         case .deduplicate:
             guard let keyAttribute, let link, let kept else { return }
