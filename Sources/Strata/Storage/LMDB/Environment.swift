@@ -61,7 +61,11 @@ final class Environment: @unchecked Sendable {
     /// Cleared readers of dead processes at open (for `strata info`).
     private(set) var staleReadersCleared: Int = 0
 
-    private static let registry = Mutex<[FileIdentity: Lease]>([:])
+    /// The environments this process has open, with their users. A list, not a dictionary: a process opens a
+    /// few stores, and a dictionary keyed by a new type costs the first open of the process a scan of every
+    /// protocol conformance in the binary (the Swift runtime checks `Hashable` the first time the table's type
+    /// is made), about 440,000 instructions — more than the rest of an open.
+    private static let registry = Mutex<[Lease]>([])
     private struct Lease: @unchecked Sendable {
         let environment: Environment
         var count: Int
@@ -80,7 +84,7 @@ final class Environment: @unchecked Sendable {
         init(_ keyring: StoreKeyring) { self.keyring = Mutex(keyring) }
     }
     /// What each open database handle seals (``SealScope``), by handle; found by name when the handle opens.
-    private let sealScopes = Mutex<[MDB_dbi: SealScope]>([:])
+    private let sealScopes = Mutex(DatabaseHandleTable<SealScope>())
     private static let poolCapacity = 16
 
     var currentMapSize: Int { mapSize.load(ordering: .relaxed) }
@@ -129,14 +133,17 @@ final class Environment: @unchecked Sendable {
         return try registry.withLock { entries -> (environment: Environment, isNew: Bool) in
             // An entry inherited through fork() belongs to the parent: it is never used (nor closed) here, and
             // the child opens an environment of its own, as `StoreError.usedAfterFork` tells it to.
-            if var lease = entries[identity], lease.environment.isOwnedByThisProcess {
-                if lease.environment.configuration.readOnly && !configuration.readOnly { throw StoreError.readOnly }
-                lease.count += 1
-                entries[identity] = lease
-                return (lease.environment, false)
+            if let index = entries.firstIndex(where: { $0.environment.identity == identity }) {
+                let existing = entries[index].environment
+                if existing.isOwnedByThisProcess {
+                    if existing.configuration.readOnly && !configuration.readOnly { throw StoreError.readOnly }
+                    entries[index].count += 1
+                    return (existing, false)
+                }
+                entries.remove(at: index)
             }
             let environment = try Environment(path: path, identity: identity, configuration: configuration)
-            entries[identity] = Lease(environment: environment, count: 1)
+            entries.append(Lease(environment: environment, count: 1))
             return (environment, true)
         }
     }
@@ -144,13 +151,10 @@ final class Environment: @unchecked Sendable {
     /// Ends one use of the environment; the last closes it, after every transaction of the process ended.
     func release() {
         Environment.registry.withLock { entries in
-            guard var lease = entries[identity], lease.environment === self else { return }
-            lease.count -= 1
-            if lease.count > 0 {
-                entries[identity] = lease
-                return
-            }
-            entries[identity] = nil
+            guard let index = entries.firstIndex(where: { $0.environment === self }) else { return }
+            entries[index].count -= 1
+            if entries[index].count > 0 { return }
+            entries.remove(at: index)
             // Closing under the registry lock: no second environment on this file can open meanwhile,
             // which would lose its POSIX locks when this one closes its descriptors.
             close()
