@@ -74,8 +74,10 @@ final class Environment: @unchecked Sendable {
     /// Set while LMDB is closed by ``suspend(timeout:)``, until ``resume()``.
     let suspendedFlag = Atomic<Bool>(false)
     /// State other layers keep for this environment, one value per type, created on first use (the process's
-    /// observers of the store, for example): the environment knows nothing of what they hold.
-    private let attachments = Mutex<[ObjectIdentifier: any Sendable]>([:])
+    /// observers of the store, for example): the environment knows nothing of what they hold. A short list, not a
+    /// dictionary, for the reason the registry is one (a dictionary keyed by `ObjectIdentifier` cost a process's
+    /// first `close` a scan of every protocol conformance in the binary).
+    private let attachments = Mutex<[any AnyObject & Sendable]>([])
     /// An encrypted store's keyring, installed once its key was checked (see `StoreUnlocking`) and replaced by key
     /// rotations: nil for an unencrypted store, whose transactions then do no sealing work at all.
     private let keyringSlot = AtomicLazyReference<KeyringSlot>()
@@ -112,9 +114,9 @@ final class Environment: @unchecked Sendable {
     /// The attachment of type `T`, made by `make` the first time it is asked for.
     func attachment<T: AnyObject & Sendable>(_ type: T.Type, _ make: () -> T) -> T {
         attachments.withLock { all in
-            if let existing = all[ObjectIdentifier(type)] as? T { return existing }
+            for existing in all { if let found = existing as? T { return found } }
             let made = make()
-            all[ObjectIdentifier(type)] = made
+            all.append(made)
             return made
         }
     }
