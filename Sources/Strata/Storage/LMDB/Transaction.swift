@@ -29,9 +29,8 @@ final class Transaction {
     private var cursors: [Cursor] = []
     // Unchecked (the three below): a transaction is used by one thread (it is not Sendable), and bulk loops ask
     // for shared cursors once per put, where the runtime's exclusivity checks cost more than the lookup.
-    /// Shared cursors by database handle (handles are small integers, below the environment's maximum number
-    /// of databases): found without hashing.
-    @exclusivity(unchecked) private var cachedCursors: [Cursor?] = []
+    /// Shared cursors by database handle.
+    @exclusivity(unchecked) private var cachedCursors = DatabaseHandleTable<Cursor>()
     @exclusivity(unchecked) private var lastSharedDBI: MDB_dbi = 0
     @exclusivity(unchecked) private var lastSharedCursor: Cursor?
 
@@ -40,7 +39,7 @@ final class Transaction {
     /// layer above reads and writes plain values. Only the transaction that begins a key rotation changes it.
     var keyring: StoreKeyring?
     /// Each database's ``SealScope`` as this transaction found it (by handle), when the store is encrypted.
-    private var sealScopes: [MDB_dbi: SealScope?] = [:]
+    private var sealScopes = DatabaseHandleTable<SealScope?>()
     /// Plain values opened from seals in this transaction: they live, as values in the map do, until it ends.
     private var openedValues = PlaintextArena()
 
@@ -248,15 +247,13 @@ final class Transaction {
     func sharedCursor(_ dbi: MDB_dbi) throws -> Cursor {
         // Bulk loops ask for the same database's cursor once per record: answer that without hashing.
         if let c = lastSharedCursor, lastSharedDBI == dbi, !c.isClosed { return c }
-        let slot = Int(dbi)
-        if slot < cachedCursors.count, let c = cachedCursors[slot], !c.isClosed {
+        if let c = cachedCursors[dbi], !c.isClosed {
             lastSharedDBI = dbi
             lastSharedCursor = c
             return c
         }
         let c = try cursor(dbi)
-        if slot >= cachedCursors.count { cachedCursors.append(contentsOf: repeatElement(nil, count: slot + 1 - cachedCursors.count)) }
-        cachedCursors[slot] = c
+        cachedCursors[dbi] = c
         lastSharedDBI = dbi
         lastSharedCursor = c
         return c
