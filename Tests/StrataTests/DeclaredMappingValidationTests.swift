@@ -45,6 +45,41 @@ import Testing
         #expect(throws: StoreError.self) { _ = try Store.explainMigration(at: dir.store, schema: try Self.destination(), plan: plan) }
     }
 
+    @Test func aCreatedEntityThatAlreadyHoldsObjectsIsRefusedUnlessMapped() throws {
+        let v1 = try Schema("a1") {
+            Entity("Book") { Attribute("authorName", .string).optional() }
+            Entity("Author") { Attribute("name", .string) }
+        }
+        let v2 = try Schema("a2") {
+            Entity("Book") { Relationship("author", to: "Author", inverse: "books") }
+            Entity("Author") { Attribute("name", .string); Relationship("books", to: "Book", inverse: "author", toMany: true) }
+        }
+        let dir = try TemporaryDirectory("declared-existing")
+        let store = try Store.open(at: dir.store, schema: v1)
+        try store.write { ctx in
+            try ctx.insert("Author", ["name": "kept"])
+            try ctx.insert("Book", ["authorName": "new"])
+        }
+        store.close()
+        let before = StoreFileBytes.snapshot(dir.store)
+        let dedupe = EntityMapping.deduplicate("authorName", of: "Book", into: "Author", as: "name", linkedBy: "author")
+        do {
+            _ = try Store.open(at: dir.store, schema: v2, plan: try MigrationPlan(schemas: [v1, v2], stages: [
+                .custom(from: "a1", to: "a2", entityMappings: [dedupe]),
+            ]))
+            Issue.record("the existing authors would have been dropped")
+        } catch let error as StoreError {
+            #expect(error.code == .invalidEntityMapping && error.description.contains("its objects would be lost"), "\(error)")
+        }
+        #expect(StoreFileBytes.snapshot(dir.store) == before)
+        // Mapped too, the existing author is kept beside the new one.
+        let migrated = try Store.open(at: dir.store, schema: v2, plan: try MigrationPlan(schemas: [v1, v2], stages: [
+            .custom(from: "a1", to: "a2", entityMappings: [.move("Author", into: "Author"), dedupe]),
+        ]))
+        defer { migrated.close() }
+        #expect(Set(try migrated.read { try $0.objects("Author").fetch().compactMap { $0["name"].stringValue } }) == ["kept", "new"])
+    }
+
     /// The posts split's destination, with `Section.body` required and `Post.sections` to-one (one section per post:
     /// a dedupe through it is the wrong cardinality).
     static func destination() throws -> Schema {

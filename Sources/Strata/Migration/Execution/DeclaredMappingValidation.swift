@@ -38,6 +38,14 @@ struct DeclaredMappingValidation {
             throw fail("\(sourceName) has relationships (\(sourceEntity.relationships.map(\.name).joined(separator: ", "))), which a move does not carry; map it with a policy",
                        entity: sourceName, relationship: sourceEntity.relationships[0].name)
         }
+        // Objects of a source entity that becomes the created entity would not be carried over (the stage builds the
+        // entity): unless a mapping of the stage maps that entity too, refuse rather than drop them.
+        let mapped = Set(stage.passes.joined().map(\.sourceEntity))
+        if let other = mapping.entities.first(where: { $0.destinationName == createdName && $0.sourceName != nil })?.sourceName,
+           other != sourceName, !mapped.contains(other) {
+            throw fail("\(createdName) already exists as \(other) in \(source.versionIdentifier), and the stage builds it anew: its objects would be lost. Map \(other) too (a policy, or .move(\"\(other)\", into: \"\(createdName)\"))",
+                       entity: createdName)
+        }
         // The values of the created objects.
         var values = declaration.values
         if case .move = declaration {
