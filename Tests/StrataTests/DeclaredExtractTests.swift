@@ -35,6 +35,12 @@ import Testing
         }
         #expect(dumps[0] == dumps[1])
         #expect(dumps[1].count == count + posts.filter { $0.content != nil }.count)
+        // The sections the copy wrote are sealed like every record of an encrypted store: their text is not in the file.
+        let needle = Array("plain ascii text that is longer".utf8)
+        if posts.contains(where: { $0.content?.hasPrefix("plain ascii") == true }) {
+            let found = StoreFileBytes.offsets(of: needle, in: try StoreFileBytes.dataFile(of: dir.path("declared")))
+            #expect(found.isEmpty == encrypted, "\(found.count) plaintext copies")
+        }
     }
 
     @Test func aUniqueConstraintOnTheNewEntityIsEnforced() throws {
