@@ -66,3 +66,48 @@ import Testing
         #expect(dumps[0] == dumps[1])
     }
 }
+
+/// A typed merge: two model types of the source version moved into one of the destination version, a constant
+/// telling them apart, attributes of the same name carried (and widened).
+@Suite struct DeclaredMoveModelTests {
+    enum Fleet1: SchemaVersion {
+        static let versionIdentifier = "f1"
+        static let models: [any EntityModel.Type] = [Car.self, Truck.self]
+        @Entity struct Car { var plate: String; var seats: Int32 }
+        @Entity struct Truck { var plate: String; var load: Double? }
+    }
+
+    enum Fleet2: SchemaVersion {
+        static let versionIdentifier = "f2"
+        static let models: [any EntityModel.Type] = [Vehicle.self]
+        @Entity struct Vehicle {
+            @Field(.indexed) var plate: String
+            var kind: String
+            var seats: Int = 2
+            var load: Double?
+        }
+    }
+
+    @Test func carsAndTrucksBecomeVehiclesByKeyPath() throws {
+        let dir = try TemporaryDirectory("declared-typed-move")
+        let old = try Store.open(at: dir.store, schema: try Schema(Fleet1.self))
+        let ids = try old.write { ctx in
+            (try ctx.insert(Fleet1.Car(plate: "C1", seats: 5)), try ctx.insert(Fleet1.Truck(plate: "T1", load: 7.5)))
+        }
+        old.close()
+        let plan = try MigrationPlan(versions: [Fleet1.self, Fleet2.self], stages: [
+            .custom(from: Fleet1.self, to: Fleet2.self, entityMappings: [
+                .move(Fleet1.Car.self, into: Fleet2.Vehicle.self, values: [\Fleet2.Vehicle.kind: .constant("car")]),
+                .move(Fleet1.Truck.self, into: Fleet2.Vehicle.self, values: [\Fleet2.Vehicle.kind: .constant("truck")]),
+            ]),
+        ])
+        let store = try Store.open(at: dir.store, schema: try Schema(Fleet2.self), plan: plan)
+        defer { store.close() }
+        try store.read { ctx in
+            let car = try #require(try ctx.fetch(Fleet2.Vehicle.self, id: ids.0))
+            let truck = try #require(try ctx.fetch(Fleet2.Vehicle.self, id: ids.1))
+            #expect(car.plate == "C1" && car.kind == "car" && car.seats == 5 && car.load == nil)
+            #expect(truck.plate == "T1" && truck.kind == "truck" && truck.seats == 2 && truck.load == 7.5)
+        }
+    }
+}
