@@ -114,7 +114,7 @@ final class StreamingCopy {
             try writer.reserveIDs(through: source.id)
             try created.store(as: source.id, in: writer)
         case .extract:
-            guard let kept else { return }
+            guard let kept else { throw StoreError.internalInconsistency("an extract without its source's own object") }
             try created.fill(source, sharingWith: kept)
             if let skipField, created.isNull(field: skipField) { return }
             try created.checkRequired()
@@ -123,7 +123,9 @@ final class StreamingCopy {
             if recordsAssociations { try context.associate(source: source.id, tag: created.binding.tag, id: id) }
             if let link { try writer.link(created.binding, link, id, source.id) }
         case .deduplicate:
-            guard let keyAttribute, let link, let kept else { return }
+            guard let keyAttribute, let link, let kept else {
+                throw StoreError.internalInconsistency("a deduplication without its key, link or source's own object")
+            }
             let value: Value
             do {
                 var fields = try RecordFields(source.bytes, id: source.id, entity: source.binding)
