@@ -7,8 +7,12 @@
 /// ```
 ///
 /// ## Topics
+/// ### By name
 /// - ``attribute(_:)``
 /// - ``constant(_:)``
+/// - ``prefix(of:length:appending:)``
+/// ### By key path of a source model type
+/// - ``attribute(_:)``
 /// - ``prefix(of:length:appending:)``
 public struct MappedValue: Sendable {
     enum Kind: Sendable {

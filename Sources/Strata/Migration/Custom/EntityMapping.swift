@@ -12,6 +12,8 @@
 /// - ``extract(_:from:linkedBy:values:skippingNil:)``
 /// - ``deduplicate(_:of:into:as:linkedBy:values:)``
 /// - ``move(_:into:values:)``
+/// - ``extract(_:from:linkedBy:values:skippingNil:)``
+/// - ``deduplicate(_:into:linkedBy:values:)``
 /// - ``MappedValue``
 public struct EntityMapping: Sendable {
     /// The source entity (its name in the source model).
