@@ -6,13 +6,11 @@
 /// ["body": .attribute("content"), "title": .prefix(of: "content", length: 4, appending: "..."), "index": .constant(0)]
 /// ```
 ///
+/// `attribute` and `prefix` also take a key path of the source version's model type (`.attribute(\V2.Post.content)`).
+///
 /// ## Topics
-/// ### By name
 /// - ``attribute(_:)``
 /// - ``constant(_:)``
-/// - ``prefix(of:length:appending:)``
-/// ### By key path of a source model type
-/// - ``attribute(_:)``
 /// - ``prefix(of:length:appending:)``
 public struct MappedValue: Sendable {
     enum Kind: Sendable {

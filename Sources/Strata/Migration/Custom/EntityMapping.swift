@@ -12,8 +12,7 @@
 /// - ``extract(_:from:linkedBy:values:skippingNil:)``
 /// - ``deduplicate(_:of:into:as:linkedBy:values:)``
 /// - ``move(_:into:values:)``
-/// - ``extract(_:from:linkedBy:values:skippingNil:)``
-/// - ``deduplicate(_:into:linkedBy:values:)``
+/// - ``deduplicate(_:into:linkedBy:values:)`` (with key paths; `extract` and `move` take model types too)
 /// - ``MappedValue``
 public struct EntityMapping: Sendable {
     /// The source entity (its name in the source model).
