@@ -32,9 +32,15 @@ enum MaintenanceBatch {
     /// Runs one batch: at most `limit` records (or garbage entries), and at most `seconds`.
     static func run(model: BoundModel, environment: Environment, limit: Int, seconds: Double) throws -> Batch {
         let batch = try runBatch(model: model, environment: environment, limit: limit, seconds: seconds)
-        // The rotation's last batch committed: from now on only the new key opens the store.
+        // The key change's last batch committed: from now on only the new key opens the store (or, decrypted, none).
         if batch.finishedKeyRotation, let keyring = environment.keyring {
-            environment.install(StoreKeyring(current: keyring.current), replacing: true)
+            if let current = keyring.current {
+                environment.install(StoreKeyring(current: current), replacing: true)
+                // The pages the sweep freed still hold the values as they were (plain, if the store was encrypted).
+                try FreePageScrub.run(environment)
+            } else {
+                environment.uninstallKeyring()
+            }
         }
         return batch
     }

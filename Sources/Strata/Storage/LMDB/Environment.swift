@@ -76,8 +76,8 @@ final class Environment: @unchecked Sendable {
     /// rotations: nil for an unencrypted store, whose transactions then do no sealing work at all.
     private let keyringSlot = AtomicLazyReference<KeyringSlot>()
     private final class KeyringSlot: Sendable {
-        let keyring: Mutex<StoreKeyring>
-        init(_ keyring: StoreKeyring) { self.keyring = Mutex(keyring) }
+        let keyring: Mutex<StoreKeyring?>
+        init(_ keyring: StoreKeyring?) { self.keyring = Mutex(keyring) }
     }
     /// What each open database handle seals (``SealScope``), by handle; found by name when the handle opens.
     private let sealScopes = Mutex<[MDB_dbi: SealScope]>([:])
@@ -524,16 +524,22 @@ final class Environment: @unchecked Sendable {
 
     /// The keyring of an encrypted store whose key was checked, or nil.
     @inline(__always)
-    var keyring: StoreKeyring? { keyringSlot.load()?.keyring.withLock { $0 } }
+    var keyring: StoreKeyring? { keyringSlot.load()?.keyring.withLock { $0 } ?? nil }
 
-    /// The current cipher of an encrypted store whose key was checked, or nil.
+    /// The current cipher of an encrypted store whose key was checked, or nil (also while it is being decrypted).
     var cipher: StoreCipher? { keyring?.current }
 
     /// Installs the keyring of an encrypted store once its key was checked (the first one stays when handles race:
     /// their keys were checked against the same record), or, with `replacing`, the keyring of a rotation.
     func install(_ keyring: StoreKeyring, replacing: Bool = false) {
         let slot = keyringSlot.storeIfNil(KeyringSlot(keyring))
-        if replacing { slot.keyring.withLock { $0 = keyring } }
+        slot.keyring.withLock { if replacing || $0 == nil { $0 = keyring } }
+    }
+
+    /// Removes the keyring: the store was decrypted (or the transaction that began encrypting it failed), and
+    /// transactions from now on do no sealing work.
+    func uninstallKeyring() {
+        keyringSlot.load()?.keyring.withLock { $0 = nil }
     }
 
     /// What the database with handle `dbi` seals (nil: nothing).
