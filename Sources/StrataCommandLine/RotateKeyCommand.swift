@@ -28,32 +28,13 @@ struct RotateKeyCommand: ParsableCommand {
     var batchSize: Int = 10_000
 
     func run() throws {
-        guard batchSize > 0 else { throw ValidationError("--batch-size must be positive") }
         let old = try KeyFileOption.key(keyFile)
         let new = try KeyFileOption.key(newKeyFile)
-        var configuration = StoreConfiguration()
-        configuration.createIfMissing = false
-        configuration.encryption = StoreEncryption(key: old)
         let start = now()
-        do {
+        let total = try KeyChangeSweep.run(store: store, batchSize: batchSize, encryption: StoreEncryption(key: new, previousKeys: [old])) { configuration in
+            var configuration = configuration
+            configuration.encryption = StoreEncryption(key: old)
             try Store.rotateEncryptionKey(at: StoreAccess.url(store), to: new, configuration: configuration)
-        } catch {
-            throw CLIFailure(ErrorText.describe(error, store: store))
-        }
-        let handle: Store
-        do {
-            configuration.encryption = StoreEncryption(key: new, previousKeys: [old])
-            configuration.backgroundMaintenance = false
-            handle = try Store.openRecorded(at: StoreAccess.url(store), configuration: configuration)
-        } catch {
-            throw CLIFailure(ErrorText.describe(error, store: store))
-        }
-        defer { handle.close() }
-        let total: MaintenanceProgress
-        do {
-            total = try handle.performMaintenance(batchSize: batchSize)
-        } catch {
-            throw CLIFailure(ErrorText.describe(error, store: store))
         }
         Console.out("Rotated the key of \(store): re-sealed \(Format.plural(total.resealed, "value")) in \(Format.duration(now() - start)); only the new key opens it now.")
     }

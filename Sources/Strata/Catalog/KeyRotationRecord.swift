@@ -8,6 +8,7 @@ import Foundation
 /// varint  entries the sealed databases held when the rotation began, and entries the sweep has passed
 /// varint  number of databases done, then each name (varint length + UTF-8)
 /// string  the database the sweep is in ("" for none), then its cursor: the last key done (varint length + bytes)
+/// u8      version 2 only: 1 — the values are done and the store's pages are being written again (``PageRewrite``)
 /// ```
 struct KeyRotationRecord: Equatable {
     static let version: UInt8 = 1
@@ -17,13 +18,16 @@ struct KeyRotationRecord: Equatable {
     var done: [String]
     var cursorDatabase: String?
     var cursorKey: [UInt8]
+    /// The values are done; every page of the store is being written again, in an environment that never held
+    /// plain pages, so that none keeps plain bytes in its free space (after encrypting a store).
+    var rewritingPages = false
 
     /// Values left under the retiring key, at most (the app's writes since the rotation began are under the new one).
     var remaining: Int { max(1, total - passed) }
 
     func encoded() -> [UInt8] {
         var w = BinaryWriter()
-        w.u8(KeyRotationRecord.version)
+        w.u8(rewritingPages ? 2 : KeyRotationRecord.version)
         w.varint(total)
         w.varint(passed)
         w.varint(done.count)
@@ -31,6 +35,7 @@ struct KeyRotationRecord: Equatable {
         w.string(cursorDatabase ?? "")
         w.varint(cursorKey.count)
         w.raw(cursorKey)
+        if rewritingPages { w.u8(1) }
         return w.bytes
     }
 
@@ -45,7 +50,7 @@ struct KeyRotationRecord: Equatable {
     init(decoding bytes: UnsafeRawBufferPointer) throws {
         var r = BinaryReader(bytes)
         let version = try r.u8()
-        guard version == KeyRotationRecord.version else { throw DecodeFailure("key rotation record version \(version)") }
+        guard version == KeyRotationRecord.version || version == 2 else { throw DecodeFailure("key rotation record version \(version)") }
         total = Int(clamping: try r.varint())
         passed = Int(clamping: try r.varint())
         let count = try r.varint()
@@ -56,6 +61,10 @@ struct KeyRotationRecord: Equatable {
         let length = try r.varint()
         guard length <= 511 else { throw DecodeFailure("a cursor key of \(length) bytes") }
         cursorKey = Array(try r.bytes(Int(length)))
+        if version == 2 {
+            guard try r.u8() == 1 else { throw DecodeFailure("a key rotation record of an unknown phase") }
+            rewritingPages = true
+        }
         guard r.isAtEnd else { throw DecodeFailure("a key rotation record of \(bytes.count) bytes") }
     }
 

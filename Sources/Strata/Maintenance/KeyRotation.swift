@@ -60,8 +60,12 @@ enum KeyRotation {
                     throw record.epochs.count > 1 ? StoreError.keyChangeInProgress(path: path, running: "having its key changed by another handle")
                         : StoreError.storeAlreadyEncrypted(path: path)
                 }
-                if try KeyRotationRecord.read(header.meta, in: txn) != nil {
-                    throw StoreError.keyChangeInProgress(path: path, running: "having its key changed")
+                if let pending = try KeyRotationRecord.read(header.meta, in: txn) {
+                    // Decrypting a store whose pages are still to be written again after encrypting: moot.
+                    if case .decrypt = change, pending.rewritingPages {} else {
+                        throw StoreError.keyChangeInProgress(path: path, running: pending.rewritingPages
+                            ? "being encrypted (its pages are written again by the next handle that opens it)" : "having its key changed")
+                    }
                 }
                 // The small databases are read in their old form, then written in the new one by this transaction.
                 let small = try [MetaTable.databaseName, ChangeLog.databaseName].map { ($0, try entries(of: $0, in: txn)) }
@@ -133,6 +137,17 @@ enum KeyRotation {
     /// over on their marker alone; a record's index entries move from the old key's hash to the new one's with it.
     static func sweep(model: BoundModel, catalog: Catalog, txn: Transaction, limit: Int, seconds: Double) throws -> Batch? {
         guard var r = try KeyRotationRecord.read(model.meta, in: txn) else { return nil }
+        if r.rewritingPages {
+            // After encrypting: the pages written again, in an environment that never held plain pages.
+            guard let batch = try PageRewrite.batch(&r, model: model, txn: txn, limit: limit, seconds: seconds) else { return nil }
+            if batch.finished {
+                try model.meta.delete(.keyRotation, in: txn)
+                try setFormat(FormatRecord.versionEncrypted, meta: model.meta, in: txn)
+            } else {
+                try model.meta.put(.keyRotation, r.encoded(), in: txn)
+            }
+            return batch
+        }
         let path = txn.environment.path
         guard let keyring = txn.keyring, keyring.isRotating else {
             // A handle of this process ended the change (its keyring is the new one) or the record outlived it.
@@ -197,7 +212,14 @@ enum KeyRotation {
             try model.meta.put(.encryption, EncryptionRecord(epochs: [
                 .init(epoch: current.epoch, salt: current.salt, check: current.checkValue),
             ]).encoded(), in: txn)
-            if keyring.hasPlainValues { try setFormat(FormatRecord.versionEncrypted, meta: model.meta, in: txn) }
+            if keyring.hasPlainValues {
+                // Encrypted: the pages are written again next (the format stays 4 until then).
+                var pages = KeyRotationRecord(total: try PageRewrite.entries(in: txn))
+                pages.rewritingPages = true
+                try model.meta.put(.keyRotation, pages.encoded(), in: txn)
+                batch.finished = true
+                return batch
+            }
         } else {
             // Decrypted: an unencrypted store's format, 2 while it keeps a change history.
             try model.meta.delete(.encryption, in: txn)
@@ -228,7 +250,9 @@ enum KeyRotation {
 
     /// What the key change under way has left, which the `encryption` record tells apart.
     static func remaining(_ meta: MetaTable, in txn: Transaction) throws -> Remaining {
-        guard let left = try KeyRotationRecord.read(meta, in: txn)?.remaining else { return Remaining() }
+        guard let record = try KeyRotationRecord.read(meta, in: txn) else { return Remaining() }
+        let left = record.remaining
+        if record.rewritingPages { return Remaining(toEncrypt: left) }
         let epochs = try EncryptionRecord.read(meta, in: txn)?.epochs ?? []
         if epochs.first?.isPlain == true { return Remaining(toDecrypt: left) }
         if epochs.contains(where: \.isPlain) { return Remaining(toEncrypt: left) }

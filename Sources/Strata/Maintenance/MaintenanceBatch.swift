@@ -36,8 +36,9 @@ enum MaintenanceBatch {
         if batch.finishedKeyRotation, let keyring = environment.keyring {
             if let current = keyring.current {
                 environment.install(StoreKeyring(current: current), replacing: true)
-                // The pages the sweep freed still hold the values as they were (plain, if the store was encrypted).
-                try FreePageScrub.run(environment)
+                // The pages the sweep freed still hold the values as they were (after encrypting, once the pages
+                // were written again by an environment that held no plain page).
+                if !environment.wrotePlainPages.load(ordering: .relaxed) { try FreePageScrub.run(environment) }
             } else {
                 environment.uninstallKeyring()
             }

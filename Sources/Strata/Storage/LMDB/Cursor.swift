@@ -87,6 +87,22 @@ final class Cursor {
         return try putStored(key: key, value: value, flags: flags)
     }
 
+    /// Writes the current entry again as it is stored, byte for byte (no sealing): LMDB copies its page into a
+    /// new buffer first. Not for databases with sorted duplicates.
+    func rewriteCurrentAsStored() throws {
+        if isClosed { throw StoreError.transactionEnded }
+        var k = MDB_val()
+        var v = MDB_val()
+        let rc = mdb_cursor_get(pointer, &k, &v, MDB_GET_CURRENT)
+        if rc != 0 { throw transaction.fail(rc, "mdb_cursor_get") }
+        // Copied out: the put touches the page the value points into.
+        let key = Array(UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size))
+        let value = Array(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+        try key.withUnsafeBytes { kb in
+            try value.withUnsafeBytes { vb in _ = try putStored(key: kb, value: vb, flags: LMDBFlags.current) }
+        }
+    }
+
     @inline(__always)
     private func putStored(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32) throws -> Bool {
         if isClosed { throw StoreError.transactionEnded }

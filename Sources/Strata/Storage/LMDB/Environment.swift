@@ -69,6 +69,12 @@ final class Environment: @unchecked Sendable {
     private let closedFlag = Atomic<Bool>(false)
     /// Set while LMDB is closed by ``suspend(timeout:)``, until ``resume()``.
     let suspendedFlag = Atomic<Bool>(false)
+    /// Set by the first write transaction of this environment that ran while the store held plain values (an
+    /// unencrypted store, or one being encrypted or decrypted): LMDB keeps the buffers of the pages a transaction
+    /// wrote for the next ones, and copies a page into such a buffer without clearing the free space between its
+    /// entries, so that space may carry plain bytes into pages written later. Pages written by an environment
+    /// without the flag hold none (``PageRewrite``).
+    let wrotePlainPages = Atomic<Bool>(false)
     /// State other layers keep for this environment, one value per type, created on first use (the process's
     /// observers of the store, for example): the environment knows nothing of what they hold.
     private let attachments = Mutex<[ObjectIdentifier: any Sendable]>([:])

@@ -13,6 +13,12 @@ enum FreePageScrub {
     /// Scrubs the free pages of the store of `environment`. A scrub a kill interrupted leaves its database, of zeros,
     /// which the next one drops first.
     static func run(_ environment: Environment) throws {
+        // Twice: LMDB reuses a page only once a later transaction than the one that freed it has committed, so the
+        // pages the last transaction before the scrub freed are taken by the second round.
+        for _ in 0..<2 { try round(environment) }
+    }
+
+    private static func round(_ environment: Environment) throws {
         try dropFiller(environment)
         let (free, pageSize) = try environment.read { txn in
             (try freePages(in: txn), Int(try txn.statistics(MDB_dbi(1)).ms_psize))

@@ -47,6 +47,9 @@ final class Transaction {
         self.isWrite = isWrite
         self.environment = environment
         self.keyring = environment.keyring
+        if isWrite, keyring?.hasPlainValues ?? true, !environment.wrotePlainPages.load(ordering: .relaxed) {
+            environment.wrotePlainPages.store(true, ordering: .relaxed)
+        }
     }
 
     deinit { freeOpenedValues() }
