@@ -325,6 +325,54 @@ import Testing
         #expect(!StoreFileBytes.offsets(of: Array(Self.secret(700).utf8), in: data).isEmpty)
     }
 
+    /// A plain history entry whose checksum begins with a seal's marker (0xE1, the first key epoch's) is a plain value
+    /// all the same: the sweep seals it, and it reads right before and after.
+    @Test func aPlainHistoryEntryThatBeginsLikeASealIsSealedToo() throws {
+        let dir = try TemporaryDirectory("encrypt-lookalike")
+        let key = SymmetricKey(size: .bits256)
+        var lookalike: (key: [UInt8], plain: [UInt8])? = nil
+        var commits = 0
+        do {
+            let store = try Self.open(dir.store, nil)
+            defer { store.close() }
+            while lookalike == nil && commits < 20_000 {
+                for _ in 0..<100 {
+                    try store.write { _ = try $0.insert("Folder", ["title": .string("Zqfolder\(commits)Xv")]) }
+                    commits += 1
+                }
+                lookalike = try store.environment.read { txn in
+                    let dbi = try #require(try txn.openDatabase(HistoryLog.entriesDatabase, flags: 0, create: false))
+                    let cursor = try txn.cursor(dbi)
+                    var entry = try cursor.first()
+                    while let e = entry {
+                        if e.value.first == SealedValue.marker(epoch: 1), e.value.count >= SealedValue.overhead { return (Array(e.key), Array(e.value)) }
+                        entry = try cursor.next()
+                    }
+                    return nil
+                }
+            }
+        }
+        let found = try #require(lookalike, "no history entry of \(commits) begins with 0xE1")
+        try Store.encrypt(at: dir.store, with: key, configuration: StoreConfiguration())
+        for _ in 0..<2 {
+            let store = try Self.open(dir.store, key)
+            #expect(try store.fetchHistory(after: nil).transactions.count == commits)
+            try store.performMaintenance(batchSize: 500)
+            store.close()
+        }
+        try EncryptionTests.withRawStore(dir.store) { env, _ in
+            let stored = try env.read { txn in
+                let dbi = try #require(try txn.openDatabase(HistoryLog.entriesDatabase, flags: 0, create: false))
+                return try found.key.withUnsafeBytes { k in Array(try #require(try txn.get(dbi, key: k))) }
+            }
+            #expect(stored.count == found.plain.count + SealedValue.overhead, "the entry that began like a seal was left plain")
+        }
+        let store = try Self.open(dir.store, key)
+        defer { store.close() }
+        #expect(try store.maintenanceStatus().isComplete)
+        #expect(try store.fetchHistory(after: nil).transactions.count == commits)
+    }
+
     // MARK: Refusals
 
     @Test func aStepIsRefusedWhenTheStoreIsNotInTheStateItNeeds() throws {
