@@ -72,3 +72,14 @@ struct KeyRotationRecord: Equatable {
         try meta.read(.keyRotation, in: txn, KeyRotationRecord.init(decoding:))
     }
 }
+
+extension KeyRotationRecord {
+    /// The first entry of `database` the sweep has still to do, through `cursor`: the one after the record's cursor
+    /// when the last batch stopped in it (`next` steps past the cursor's key), else the first.
+    func firstEntryLeft(in database: String, _ cursor: Cursor, next: (Cursor) throws -> Entry?) throws -> Entry? {
+        guard cursorDatabase == database, !cursorKey.isEmpty else { return try cursor.first() }
+        let entry = try cursorKey.withUnsafeBytes { try cursor.seek($0) }
+        if let e = entry, e.key.elementsEqual(cursorKey) { return try next(cursor) }
+        return entry
+    }
+}

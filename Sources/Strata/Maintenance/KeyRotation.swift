@@ -124,6 +124,24 @@ enum KeyRotation {
         try meta.put(.format, format.encoded(), in: txn)
     }
 
+    /// When a batch of the sweep (or of the page rewrite) ends: after `limit` entries (at least one) or `seconds`,
+    /// the clock read every 64 entries.
+    struct Budget {
+        let limit: Int
+        let began = DispatchTime.now().uptimeNanoseconds
+        let nanoseconds: UInt64
+
+        init(limit: Int, seconds: Double) {
+            self.limit = max(1, limit)
+            nanoseconds = UInt64(max(0, seconds) * 1e9)
+        }
+
+        /// Whether a batch that visited `visited` entries is done.
+        func isSpent(after visited: Int) -> Bool {
+            visited >= limit || (visited & 63 == 63 && DispatchTime.now().uptimeNanoseconds - began > nanoseconds)
+        }
+    }
+
     /// What one batch of the sweep did.
     struct Batch {
         var resealed = 0
@@ -157,8 +175,7 @@ enum KeyRotation {
             catalog.entity(tag: b.tag).map { ($0.database, b) }
         }
         targets += [(HistoryLog.entriesDatabase, nil), (HistoryLog.modelsDatabase, nil)]
-        let began = DispatchTime.now().uptimeNanoseconds
-        let budget = UInt64(max(0, seconds) * 1e9)
+        let budget = Budget(limit: limit, seconds: seconds)
         var batch = Batch()
         var visited = 0
         for target in targets where !r.done.contains(target.name) {
@@ -172,15 +189,9 @@ enum KeyRotation {
                 continue
             }
             let cursor = try txn.cursor(dbi)
-            var entry: Entry?
-            if r.cursorDatabase == target.name, !r.cursorKey.isEmpty {
-                entry = try r.cursorKey.withUnsafeBytes { try cursor.seek($0) }
-                if let e = entry, e.key.elementsEqual(r.cursorKey) { entry = try cursor.next() }
-            } else {
-                entry = try cursor.first()
-            }
+            var entry = try r.firstEntryLeft(in: target.name, cursor) { try $0.next() }
             while let e = entry {
-                if visited >= max(1, limit) || (visited & 63 == 63 && DispatchTime.now().uptimeNanoseconds - began > budget) {
+                if budget.isSpent(after: visited) {
                     r.cursorDatabase = target.name
                     try model.meta.put(.keyRotation, r.encoded(), in: txn)
                     batch.remaining = r.remaining

@@ -17,8 +17,7 @@ enum PageRewrite {
     /// waits for another).
     static func batch(_ r: inout KeyRotationRecord, model: BoundModel, txn: Transaction, limit: Int, seconds: Double) throws -> KeyRotation.Batch? {
         guard !txn.environment.wrotePlainPages.load(ordering: .relaxed) else { return nil }
-        let began = DispatchTime.now().uptimeNanoseconds
-        let budget = UInt64(max(0, seconds) * 1e9)
+        let budget = KeyRotation.Budget(limit: limit, seconds: seconds)
         var batch = KeyRotation.Batch()
         var visited = 0
         // The databases, by name, with their flags (`MDB_db`: a 4-byte pad, then the 2-byte flags).
@@ -49,15 +48,9 @@ enum PageRewrite {
                 continue
             }
             let cursor = try txn.cursor(dbi)
-            var entry: Entry?
-            if r.cursorDatabase == database.name, !r.cursorKey.isEmpty {
-                entry = try r.cursorKey.withUnsafeBytes { try cursor.seek($0) }
-                if let e = entry, e.key.elementsEqual(r.cursorKey) { entry = duplicates ? try cursor.nextKey() : try cursor.next() }
-            } else {
-                entry = try cursor.first()
-            }
+            var entry = try r.firstEntryLeft(in: database.name, cursor) { duplicates ? try $0.nextKey() : try $0.next() }
             while let e = entry {
-                if visited >= max(1, limit) || (visited & 63 == 63 && DispatchTime.now().uptimeNanoseconds - began > budget) {
+                if budget.isSpent(after: visited) {
                     r.cursorDatabase = database.name
                     batch.remaining = r.remaining
                     return batch
