@@ -226,7 +226,7 @@ import Testing
 
     /// The store's files through an environment without its key: values as they are on disk.
     static func withRawStore<T>(_ url: URL, _ body: (Environment, [String: Int]) throws -> T) throws -> T {
-        let (environment, _) = try Environment.acquire(path: url.standardizedFileURL.path,
+        let (environment, _) = try Environment.acquire(path: url.storePath,
                                                        configuration: StoreConfiguration().environmentConfiguration(databases: 128))
         defer { environment.release() }
         #expect(environment.cipher == nil)

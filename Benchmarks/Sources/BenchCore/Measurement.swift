@@ -43,6 +43,12 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
     /// every value under the new key run to completion (`performMaintenance`).
     case keyRotation = "key-rotation"
 
+    /// Whether the scenario takes long on a slow disk and so runs only when named (or with `--scenarios all`):
+    /// `observe-memory`'s up to a million durable commits took over 16 minutes on one disk.
+    public var isLong: Bool { self == .observeMemory }
+    /// The scenarios a run measures when none are named: every one but the long ones.
+    public static var defaultSet: [Scenario] { allCases.filter { !$0.isLong } }
+
     /// Whether the scenario reads a store that an earlier step built and leaves it unchanged.
     public var readsBaseStore: Bool { self == .open || self == .scan || self == .get }
     /// Whether the scenario works on a store built for it (a migration, or the work that follows one).

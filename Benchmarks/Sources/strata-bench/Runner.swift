@@ -93,8 +93,8 @@ struct StrataBench: ParsableCommand {
     @Option(help: "Write the results as JSON to this file.")
     var json: String?
 
-    @Option(help: "Comma-separated scenarios: \(Scenario.allCases.map(\.rawValue).joined(separator: ",")).")
-    var scenarios: String = Scenario.allCases.map(\.rawValue).joined(separator: ",")
+    @Option(help: "Comma-separated scenarios: \(Scenario.allCases.map(\.rawValue).joined(separator: ",")), or all. By default every one but \(Scenario.allCases.filter(\.isLong).map(\.rawValue).joined(separator: ", ")) (long on a slow disk: name it, or use all).")
+    var scenarios: String = Scenario.defaultSet.map(\.rawValue).joined(separator: ",")
 
     @Option(help: "Comma-separated systems: \(System.allCases.map(\.rawValue).joined(separator: ",")) (strata-typed runs insert, scan and get).")
     var systems: String = System.allCases.map(\.rawValue).joined(separator: ",")
@@ -134,6 +134,7 @@ struct StrataBench: ParsableCommand {
 
     func parsedScenarios() throws -> [Scenario] {
         let names = scenarios.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        if names == ["all"] { return Scenario.allCases }
         let chosen = try names.map { name -> Scenario in
             guard let s = Scenario(rawValue: name) else { throw ValidationError("unknown scenario \(name)") }
             return s

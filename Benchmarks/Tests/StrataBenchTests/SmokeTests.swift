@@ -23,6 +23,28 @@ import Testing
         init(_ description: String) { self.description = description }
     }
 
+    /// A run that names no scenario measures every one but the long ones (`observe-memory`'s million durable
+    /// commits), which run only when named or with `--scenarios all`.
+    @Test func theDefaultRunLeavesOutTheLongScenarios() throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("strata-bench-default-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let json = work.appendingPathComponent("results.json")
+        let process = Process()
+        process.executableURL = try Self.executable()
+        process.arguments = ["--records", "200", "--gets", "200", "--open-cycles", "5", "--batch-size", "100", "--systems", "strata",
+                             "--json", json.path, "--dir", work.appendingPathComponent("stores").path]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: json)) as? [String: Any])
+        let results = try #require(root["results"] as? [[String: Any]])
+        let scenarios = Set(results.compactMap { $0["scenario"] as? String })
+        #expect(!scenarios.contains("observe-memory"))
+        #expect(scenarios.isSuperset(of: ["insert", "open", "scan", "get", "custom-split", "observe-latency", "observe-insert"]))
+    }
+
     @Test func smallRunProducesCompleteJSON() throws {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("strata-bench-smoke-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
@@ -32,7 +54,7 @@ import Testing
         let process = Process()
         process.executableURL = try Self.executable()
         process.arguments = ["--records", "2000", "--gets", "2000", "--open-cycles", "20", "--batch-size", "500", "--runs", "2",
-                             "--json", json.path, "--dir", work.appendingPathComponent("stores").path]
+                             "--scenarios", "all", "--json", json.path, "--dir", work.appendingPathComponent("stores").path]
         let output = Pipe()
         process.standardOutput = output
         try process.run()

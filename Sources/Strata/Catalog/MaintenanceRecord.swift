@@ -97,7 +97,15 @@ struct MaintenanceRecord: Sendable, Equatable {
     }
 
     static func read(_ meta: MetaTable, in txn: Transaction) throws -> MaintenanceRecord {
-        try meta.read(.maintenance, in: txn, MaintenanceRecord.init(decoding:)) ?? MaintenanceRecord()
+        try readIfAny(meta, in: txn) ?? MaintenanceRecord()
+    }
+
+    /// The record, or nil when the store has no maintenance left (its usual state). Opening a store asks this way:
+    /// making a `MaintenanceRecord` value at all makes the Swift runtime check `UInt32: Hashable` for its
+    /// dictionary the first time in a process, a scan of every protocol conformance in the binary (about 440,000
+    /// instructions, a third of a process's first open).
+    static func readIfAny(_ meta: MetaTable, in txn: Transaction) throws -> MaintenanceRecord? {
+        try meta.read(.maintenance, in: txn, MaintenanceRecord.init(decoding:))
     }
 
     func write(_ meta: MetaTable, in txn: Transaction) throws {

@@ -87,15 +87,16 @@ struct StoreHeader {
             }
             handles[name] = dbi
         }
-        let maintenance = try MaintenanceRecord.read(meta, in: txn)
+        let maintenance = try MaintenanceRecord.readIfAny(meta, in: txn)
         do {
             // The newer model's app does the store's maintenance; an older one only reads and writes objects.
             // (A key rotation's sweep is maintenance too; only an encrypted store looks for one.)
             let rotating = txn.keyring != nil && (try? meta.get(.keyRotation, in: txn)) != nil
+            let maintenanceLeft = maintenance.map { !$0.isEmpty } ?? false
             let needsMaintenance = olderModel == nil
-                && (!maintenance.isEmpty || !catalog.garbage.isEmpty || catalog.entities.contains { $0.layouts.count > 1 } || rotating)
+                && (maintenanceLeft || !catalog.garbage.isEmpty || catalog.entities.contains { $0.layouts.count > 1 } || rotating)
             return try BoundModel(schema: olderModel?.schema ?? schema, catalog: olderModel?.catalog ?? catalog, generation: state.generation,
-                                  meta: meta, handles: handles, buildingIndexes: maintenance.buildingIndexes,
+                                  meta: meta, handles: handles, buildingIndexes: maintenance?.buildingIndexes ?? [],
                                   needsMaintenance: needsMaintenance,
                                   olderModel: olderModel.map { ($0.declaredEntities, storeVersion: identity.versionIdentifier) })
         } catch {

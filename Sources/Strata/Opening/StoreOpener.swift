@@ -5,7 +5,7 @@ import Foundation
 struct StoreOpener {
     let url: URL
     let configuration: StoreConfiguration
-    var path: String { url.standardizedFileURL.path }
+    var path: String { url.storePath }
 
     /// An open store's environment (one more use of it, which the new handle owns) and the model bound to it.
     struct Opened {
@@ -82,7 +82,7 @@ struct StoreOpener {
                                            _ body: (Environment, StoreConfiguration) throws -> T) throws -> T {
         var configuration = configuration
         configuration.createIfMissing = false
-        let path = url.standardizedFileURL.path
+        let path = url.storePath
         guard case .existing = try StoreFiles.inspect(path) else { throw StoreError.notFound(path: path) }
         let (environment, _) = try Environment.acquire(
             path: path, configuration: configuration.environmentConfiguration(databases: configuration.databases(for: schemas)))

@@ -212,7 +212,7 @@ struct StoreOpening {
             return false
         }
         if let backup = options.backupDirectory {
-            try StoreBackup.copy(environment: environment, to: backup.standardizedFileURL.path, compact: true)
+            try StoreBackup.copy(environment: environment, to: backup.storePath, compact: true)
         }
         for (i, target) in targets.enumerated() {
             try driver.runStep(to: target, index: i, count: targets.count)

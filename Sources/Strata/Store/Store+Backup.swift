@@ -6,6 +6,6 @@ extension Store {
     /// made beside `destination` and renamed into place, so a crash never leaves a partial backup there.
     public func backup(to destination: URL, compact: Bool = true) throws {
         if isClosed { throw StoreError.closed }
-        try StoreBackup.copy(environment: environment, to: destination.standardizedFileURL.path, compact: compact)
+        try StoreBackup.copy(environment: environment, to: destination.storePath, compact: compact)
     }
 }

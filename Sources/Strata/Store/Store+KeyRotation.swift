@@ -18,7 +18,7 @@ extension Store {
     ///   ``StoreError/Code-swift.struct/migrationInProgress`` during a migration, the opening errors of
     ///   ``StoreConfiguration/encryption`` for a wrong or missing current key.
     public static func rotateEncryptionKey(at url: URL, to newKey: SymmetricKey, configuration: StoreConfiguration) throws {
-        guard configuration.encryption != nil else { throw StoreError.encryptionKeyRequired(path: url.standardizedFileURL.path) }
+        guard configuration.encryption != nil else { throw StoreError.encryptionKeyRequired(path: url.storePath) }
         if configuration.readOnly { throw StoreError.readOnly }
         try StoreOpener.withExistingEnvironment(at: url, configuration: configuration, schemas: []) { environment, _ in
             try KeyRotation.begin(environment: environment, .rotate(to: newKey))

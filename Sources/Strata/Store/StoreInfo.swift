@@ -67,7 +67,7 @@ extension Store {
     public func info() throws -> StoreInfo {
         if isClosed { throw StoreError.closed }
         let env = environment.info()
-        let path = url.standardizedFileURL.path
+        let path = url.storePath
         return try environment.read { txn in
             let header = try StoreHeader.read(in: txn, path: path)
             let recorded = try header.recordedSchema(in: txn)

@@ -66,7 +66,7 @@ public enum ReliabilityProbe {
     }
 
     static func withEnvironment<T>(_ url: URL, _ body: (Environment) throws -> T) throws -> T {
-        let path = url.standardizedFileURL.path
+        let path = url.storePath
         guard case .existing = try StoreFiles.inspect(path) else { throw StoreError.notFound(path: path) }
         let (environment, _) = try Environment.acquire(path: path, configuration: configuration())
         defer { environment.release() }
@@ -156,7 +156,7 @@ public enum ReliabilityProbe {
     /// Rewrites the store's format record with another format version (for version-mismatch tests; a store
     /// "written by a newer Strata").
     public static func overwriteFormatVersion(at url: URL, with version: UInt16) throws {
-        let path = url.standardizedFileURL.path
+        let path = url.storePath
         guard case .existing = try StoreFiles.inspect(path) else { throw StoreError.notFound(path: path) }
         var configuration = StoreConfiguration()
         configuration.createIfMissing = false

@@ -46,7 +46,7 @@ public enum StoreTampering {
     }
 
     static func withEnvironment<T>(_ url: URL, _ body: (Environment) throws -> T) throws -> T {
-        let path = url.standardizedFileURL.path
+        let path = url.storePath
         guard case .existing = try StoreFiles.inspect(path) else { throw StoreError.notFound(path: path) }
         var configuration = StoreConfiguration()
         configuration.createIfMissing = false

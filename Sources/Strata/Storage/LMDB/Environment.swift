@@ -61,7 +61,11 @@ final class Environment: @unchecked Sendable {
     /// Cleared readers of dead processes at open (for `strata info`).
     private(set) var staleReadersCleared: Int = 0
 
-    private static let registry = Mutex<[FileIdentity: Lease]>([:])
+    /// The environments this process has open, with their users. A list, not a dictionary: a process opens a
+    /// few stores, and a dictionary keyed by a new type costs the first open of the process a scan of every
+    /// protocol conformance in the binary (the Swift runtime checks `Hashable` the first time the table's type
+    /// is made), about 440,000 instructions — more than the rest of an open.
+    private static let registry = Mutex<[Lease]>([])
     private struct Lease: @unchecked Sendable {
         let environment: Environment
         var count: Int
@@ -76,8 +80,10 @@ final class Environment: @unchecked Sendable {
     /// without the flag hold none (``PageRewrite``).
     let wrotePlainPages = Atomic<Bool>(false)
     /// State other layers keep for this environment, one value per type, created on first use (the process's
-    /// observers of the store, for example): the environment knows nothing of what they hold.
-    private let attachments = Mutex<[ObjectIdentifier: any Sendable]>([:])
+    /// observers of the store, for example): the environment knows nothing of what they hold. A short list, not a
+    /// dictionary, for the reason the registry is one (a dictionary keyed by `ObjectIdentifier` cost a process's
+    /// first `close` a scan of every protocol conformance in the binary).
+    private let attachments = Mutex<[any AnyObject & Sendable]>([])
     /// An encrypted store's keyring, installed once its key was checked (see `StoreUnlocking`) and replaced by key
     /// rotations: nil for an unencrypted store, whose transactions then do no sealing work at all.
     private let keyringSlot = AtomicLazyReference<KeyringSlot>()
@@ -86,7 +92,7 @@ final class Environment: @unchecked Sendable {
         init(_ keyring: StoreKeyring?) { self.keyring = Mutex(keyring) }
     }
     /// What each open database handle seals (``SealScope``), by handle; found by name when the handle opens.
-    private let sealScopes = Mutex<[MDB_dbi: SealScope]>([:])
+    private let sealScopes = Mutex(DatabaseHandleTable<SealScope>())
     private static let poolCapacity = 16
 
     var currentMapSize: Int { mapSize.load(ordering: .relaxed) }
@@ -114,9 +120,9 @@ final class Environment: @unchecked Sendable {
     /// The attachment of type `T`, made by `make` the first time it is asked for.
     func attachment<T: AnyObject & Sendable>(_ type: T.Type, _ make: () -> T) -> T {
         attachments.withLock { all in
-            if let existing = all[ObjectIdentifier(type)] as? T { return existing }
+            for existing in all { if let found = existing as? T { return found } }
             let made = make()
-            all[ObjectIdentifier(type)] = made
+            all.append(made)
             return made
         }
     }
@@ -135,14 +141,17 @@ final class Environment: @unchecked Sendable {
         return try registry.withLock { entries -> (environment: Environment, isNew: Bool) in
             // An entry inherited through fork() belongs to the parent: it is never used (nor closed) here, and
             // the child opens an environment of its own, as `StoreError.usedAfterFork` tells it to.
-            if var lease = entries[identity], lease.environment.isOwnedByThisProcess {
-                if lease.environment.configuration.readOnly && !configuration.readOnly { throw StoreError.readOnly }
-                lease.count += 1
-                entries[identity] = lease
-                return (lease.environment, false)
+            if let index = entries.firstIndex(where: { $0.environment.identity == identity }) {
+                let existing = entries[index].environment
+                if existing.isOwnedByThisProcess {
+                    if existing.configuration.readOnly && !configuration.readOnly { throw StoreError.readOnly }
+                    entries[index].count += 1
+                    return (existing, false)
+                }
+                entries.remove(at: index)
             }
             let environment = try Environment(path: path, identity: identity, configuration: configuration)
-            entries[identity] = Lease(environment: environment, count: 1)
+            entries.append(Lease(environment: environment, count: 1))
             return (environment, true)
         }
     }
@@ -150,13 +159,10 @@ final class Environment: @unchecked Sendable {
     /// Ends one use of the environment; the last closes it, after every transaction of the process ended.
     func release() {
         Environment.registry.withLock { entries in
-            guard var lease = entries[identity], lease.environment === self else { return }
-            lease.count -= 1
-            if lease.count > 0 {
-                entries[identity] = lease
-                return
-            }
-            entries[identity] = nil
+            guard let index = entries.firstIndex(where: { $0.environment === self }) else { return }
+            entries[index].count -= 1
+            if entries[index].count > 0 { return }
+            entries.remove(at: index)
             // Closing under the registry lock: no second environment on this file can open meanwhile,
             // which would lose its POSIX locks when this one closes its descriptors.
             close()

@@ -27,9 +27,8 @@ final class Transaction {
     var holdsDatabaseLock = false
 
     private var cursors: [Cursor] = []
-    /// Shared cursors by database handle (handles are small integers, below the environment's maximum number
-    /// of databases): found without hashing.
-    private var cachedCursors: [Cursor?] = []
+    /// Shared cursors by database handle.
+    private var cachedCursors = DatabaseHandleTable<Cursor>()
     private var lastSharedDBI: MDB_dbi = 0
     private var lastSharedCursor: Cursor?
 
@@ -38,7 +37,7 @@ final class Transaction {
     /// layer above reads and writes plain values. Only the transaction that begins a key rotation changes it.
     var keyring: StoreKeyring?
     /// Each database's ``SealScope`` as this transaction found it (by handle), when the store is encrypted.
-    private var sealScopes: [MDB_dbi: SealScope?] = [:]
+    private var sealScopes = DatabaseHandleTable<SealScope?>()
     /// Plain values opened from seals in this transaction: they live, as values in the map do, until it ends.
     private var openedValues = PlaintextArena()
 
@@ -254,15 +253,13 @@ final class Transaction {
     func sharedCursor(_ dbi: MDB_dbi) throws -> Cursor {
         // Bulk loops ask for the same database's cursor once per record: answer that without hashing.
         if let c = lastSharedCursor, lastSharedDBI == dbi, !c.isClosed { return c }
-        let slot = Int(dbi)
-        if slot < cachedCursors.count, let c = cachedCursors[slot], !c.isClosed {
+        if let c = cachedCursors[dbi], !c.isClosed {
             lastSharedDBI = dbi
             lastSharedCursor = c
             return c
         }
         let c = try cursor(dbi)
-        if slot >= cachedCursors.count { cachedCursors.append(contentsOf: repeatElement(nil, count: slot + 1 - cachedCursors.count)) }
-        cachedCursors[slot] = c
+        cachedCursors[dbi] = c
         lastSharedDBI = dbi
         lastSharedCursor = c
         return c
