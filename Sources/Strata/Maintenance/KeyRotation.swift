@@ -150,9 +150,10 @@ enum KeyRotation {
         var finished = false
     }
 
-    /// One batch of the sweep, in `txn` (a maintenance batch's): at most `limit` values and `seconds`; nil when no
-    /// rotation runs. Values already under the current key (the app's writes since the rotation began) are passed
-    /// over on their marker alone; a record's index entries move from the old key's hash to the new one's with it.
+    /// One batch of the sweep, in `txn` (a maintenance batch's): at most `limit` values and `seconds`; nil when no key
+    /// change runs (or an encryption's page rewrite waits for another environment, ``PageRewrite``). Values already in
+    /// the current form (the app's writes since the change began) are passed over — a value is in the form it opens
+    /// in (``Cursor/lastEpoch``); a record's index entries move from the old form's keys to the new one's with it.
     static func sweep(model: BoundModel, catalog: Catalog, txn: Transaction, limit: Int, seconds: Double) throws -> Batch? {
         guard var r = try KeyRotationRecord.read(model.meta, in: txn) else { return nil }
         if r.rewritingPages {
