@@ -223,6 +223,12 @@ enum Rotation {
             oldKey = "\(error.code)"
         }
         emit("OLDKEY \(oldKey)")
+        // Every record on disk in the form the change left: sealed (a rotation, encrypting) or plain (decrypting).
+        let forms = try ReliabilityProbe.recordForms(at: o.url)
+        emit("RECORDS sealed=\(forms.sealed) plain=\(forms.plain)")
+        if (change == .decrypt ? forms.sealed : forms.plain) != 0 {
+            result.problems.append("\(change == .decrypt ? forms.sealed : forms.plain) records left \(change == .decrypt ? "sealed" : "plain") after the \(change)")
+        }
         emit("RESULT \(json(result))")
         return result.isClean && oldKey == "\(change.refused.code)" ? 0 : 4
     }
