@@ -325,6 +325,40 @@ import Testing
         #expect(!StoreFileBytes.offsets(of: Array(Self.secret(700).utf8), in: data).isEmpty)
     }
 
+    /// The background maintenance of a handle opened with the key seals every value; the page rewrite waits for the
+    /// next handle (this one's environment wrote while values were plain), whose background maintenance ends the step.
+    @Test func encryptingRunsInTheBackgroundOfHandlesOpenedWithTheKey() async throws {
+        let dir = try TemporaryDirectory("encrypt-background")
+        let key = SymmetricKey(size: .bits256)
+        let oracle = try Self.fill(dir.store, key: nil, count: 800)
+        try Store.encrypt(at: dir.store, with: key, configuration: StoreConfiguration())
+        var configuration = Self.configuration(key)
+        configuration.backgroundMaintenance = true
+        func waitUntil(_ store: Store, _ done: (Store) throws -> Bool) async throws -> Bool {
+            for _ in 0..<400 {
+                if try done(store) { return true }
+                try await Task.sleep(for: .milliseconds(25))
+            }
+            return false
+        }
+        do {
+            let store = try Store.open(at: dir.store, schema: try Self.schema(), configuration: configuration)
+            // Every value sealed (the handle's keyring reads no plain value any more): the page rewrite is left.
+            #expect(try await waitUntil(store) { $0.environment.keyring?.hasPlainValues == false })
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(try store.maintenanceStatus().valuesToEncrypt != nil)
+            try Self.expectOracle(store, oracle)
+            #expect(try Self.format(store) == 4)
+            store.close()
+        }
+        let store = try Store.open(at: dir.store, schema: try Self.schema(), configuration: configuration)
+        #expect(try await waitUntil(store) { try $0.maintenanceStatus().isComplete })
+        #expect(try Self.format(store) == 3)
+        try Self.expectOracle(store, oracle)
+        store.close()
+        try Self.expectNoPlaintext(dir.store, count: 800)
+    }
+
     /// A plain history entry whose checksum begins with a seal's marker (0xE1, the first key epoch's) is a plain value
     /// all the same: the sweep seals it, and it reads right before and after.
     @Test func aPlainHistoryEntryThatBeginsLikeASealIsSealedToo() throws {
