@@ -3,10 +3,18 @@ import Crypto
 import Foundation
 import Strata
 
+/// The store and the batch size of `strata rotate-key`, `encrypt` and `decrypt`.
+struct KeyChangeArguments: ParsableArguments {
+    @Argument(help: "The store directory.") var store: String
+    @Option(name: .customLong("batch-size"), help: "Values per write transaction.")
+    var batchSize: Int = 10_000
+}
+
 /// Runs the sweep of a key change (a rotation, encrypting, decrypting) that `begin` starts, to its end, with a handle
 /// opened with `encryption` — what `strata rotate-key`, `encrypt` and `decrypt` share.
 enum KeyChangeSweep {
-    static func run(store: String, batchSize: Int, encryption: StoreEncryption, begin: (StoreConfiguration) throws -> Void) throws -> MaintenanceProgress {
+    static func run(_ arguments: KeyChangeArguments, encryption: StoreEncryption, begin: (StoreConfiguration) throws -> Void) throws -> MaintenanceProgress {
+        let store = arguments.store, batchSize = arguments.batchSize
         guard batchSize > 0 else { throw ValidationError("--batch-size must be positive") }
         var configuration = StoreConfiguration()
         configuration.createIfMissing = false
@@ -46,19 +54,17 @@ struct EncryptCommand: ParsableCommand {
               strata encrypt ./Posts.store --new-key-file store.key
             """)
 
-    @Argument(help: "The store directory.") var store: String
+    @OptionGroup var arguments: KeyChangeArguments
     @Option(name: .customLong("new-key-file"), help: ArgumentHelp("The key to encrypt the store with (32 bytes or 64 hex digits).", valueName: "FILE"))
     var newKeyFile: String
-    @Option(name: .customLong("batch-size"), help: "Values per write transaction (default 10000).")
-    var batchSize: Int = 10_000
 
     func run() throws {
         let key = try KeyFileOption.key(newKeyFile)
         let start = now()
-        let total = try KeyChangeSweep.run(store: store, batchSize: batchSize, encryption: StoreEncryption(key: key)) {
-            try Store.encrypt(at: StoreAccess.url(store), with: key, configuration: $0)
+        let total = try KeyChangeSweep.run(arguments, encryption: StoreEncryption(key: key)) {
+            try Store.encrypt(at: StoreAccess.url(arguments.store), with: key, configuration: $0)
         }
-        Console.out("Encrypted \(store): sealed \(Format.plural(total.resealed, "value")) in \(Format.duration(now() - start)); only the key opens it now.")
+        Console.out("Encrypted \(arguments.store): sealed \(Format.plural(total.resealed, "value")) in \(Format.duration(now() - start)); only the key opens it now.")
     }
 }
 
@@ -76,20 +82,18 @@ struct DecryptCommand: ParsableCommand {
               strata decrypt ./Posts.store --key-file store.key
             """)
 
-    @Argument(help: "The store directory.") var store: String
+    @OptionGroup var arguments: KeyChangeArguments
     @Option(name: .customLong("key-file"), help: ArgumentHelp("The store's key (32 bytes or 64 hex digits).", valueName: "FILE"))
     var keyFile: String
-    @Option(name: .customLong("batch-size"), help: "Values per write transaction (default 10000).")
-    var batchSize: Int = 10_000
 
     func run() throws {
         let key = try KeyFileOption.key(keyFile)
         let start = now()
-        let total = try KeyChangeSweep.run(store: store, batchSize: batchSize, encryption: StoreEncryption(key: key)) { configuration in
+        let total = try KeyChangeSweep.run(arguments, encryption: StoreEncryption(key: key)) { configuration in
             var configuration = configuration
             configuration.encryption = StoreEncryption(key: key)
-            try Store.decrypt(at: StoreAccess.url(store), configuration: configuration)
+            try Store.decrypt(at: StoreAccess.url(arguments.store), configuration: configuration)
         }
-        Console.out("Decrypted \(store): opened \(Format.plural(total.resealed, "value")) in \(Format.duration(now() - start)); it opens only without a key now.")
+        Console.out("Decrypted \(arguments.store): opened \(Format.plural(total.resealed, "value")) in \(Format.duration(now() - start)); it opens only without a key now.")
     }
 }
