@@ -8,7 +8,8 @@ import Foundation
 /// varint  entries the sealed databases held when the rotation began, and entries the sweep has passed
 /// varint  number of databases done, then each name (varint length + UTF-8)
 /// string  the database the sweep is in ("" for none), then its cursor: the last key done (varint length + bytes)
-/// u8      version 2 only: 1 — the values are done and the store's pages are being written again (``PageRewrite``)
+/// u8      version 2 only: the phase after the values (an encryption's): 1, the store's pages being written again
+///         (``PageRewrite``); 2, its free pages being overwritten (``FreePageScrub``)
 /// ```
 struct KeyRotationRecord: Equatable {
     static let version: UInt8 = 1
@@ -18,9 +19,14 @@ struct KeyRotationRecord: Equatable {
     var done: [String]
     var cursorDatabase: String?
     var cursorKey: [UInt8]
-    /// The values are done; every page of the store is being written again, in an environment that never held
-    /// plain pages, so that none keeps plain bytes in its free space (after encrypting a store).
-    var rewritingPages = false
+    /// What an encryption does once its values are sealed: every page of the store written again, in an environment
+    /// that never held plain pages, so that none keeps plain bytes in its free space; then the free pages overwritten.
+    enum Phase: UInt8 {
+        case values = 0, pages = 1, freePages = 2
+    }
+    var phase = Phase.values
+    /// Whether the values are done and the pages (or free pages) are being written again.
+    var rewritingPages: Bool { phase != .values }
 
     /// Values left under the retiring key, at most (the app's writes since the rotation began are under the new one).
     var remaining: Int { max(1, total - passed) }
@@ -35,7 +41,7 @@ struct KeyRotationRecord: Equatable {
         w.string(cursorDatabase ?? "")
         w.varint(cursorKey.count)
         w.raw(cursorKey)
-        if rewritingPages { w.u8(1) }
+        if rewritingPages { w.u8(phase.rawValue) }
         return w.bytes
     }
 
@@ -62,8 +68,10 @@ struct KeyRotationRecord: Equatable {
         guard length <= 511 else { throw DecodeFailure("a cursor key of \(length) bytes") }
         cursorKey = Array(try r.bytes(Int(length)))
         if version == 2 {
-            guard try r.u8() == 1 else { throw DecodeFailure("a key rotation record of an unknown phase") }
-            rewritingPages = true
+            guard let phase = Phase(rawValue: try r.u8()), phase != .values else {
+                throw DecodeFailure("a key rotation record of an unknown phase")
+            }
+            self.phase = phase
         }
         guard r.isAtEnd else { throw DecodeFailure("a key rotation record of \(bytes.count) bytes") }
     }

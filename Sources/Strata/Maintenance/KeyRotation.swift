@@ -148,6 +148,20 @@ enum KeyRotation {
         var remaining = 0
         /// The batch rewrote the last value and retired the old form.
         var finished = false
+        /// An encryption's pages are all written again: its free pages are to be overwritten (``endEncrypting(_:)``).
+        var freePagesDue = false
+    }
+
+    /// Ends an encryption whose pages were written again: overwrites the free pages (``FreePageScrub``), then, in a
+    /// transaction of its own, removes the `keyRotation` record and sets format 3. A kill in between leaves the record:
+    /// the next handle scrubs again (dropping a filler database a kill left).
+    static func endEncrypting(_ model: BoundModel, environment: Environment) throws {
+        try FreePageScrub.run(environment)
+        try environment.write { txn in
+            guard let r = try KeyRotationRecord.read(model.meta, in: txn), r.phase == .freePages else { return }
+            try model.meta.delete(.keyRotation, in: txn)
+            try setFormat(FormatRecord.versionEncrypted, meta: model.meta, in: txn)
+        }
     }
 
     /// One batch of the sweep, in `txn` (a maintenance batch's): at most `limit` values and `seconds`; nil when no key
@@ -156,15 +170,26 @@ enum KeyRotation {
     /// in (``Cursor/lastEpoch``); a record's index entries move from the old form's keys to the new one's with it.
     static func sweep(model: BoundModel, catalog: Catalog, txn: Transaction, limit: Int, seconds: Double) throws -> Batch? {
         guard var r = try KeyRotationRecord.read(model.meta, in: txn) else { return nil }
-        if r.rewritingPages {
+        switch r.phase {
+        case .values:
+            break
+        case .pages:
             // After encrypting: the pages written again, in an environment that never held plain pages.
-            guard let batch = try PageRewrite.batch(&r, model: model, txn: txn, limit: limit, seconds: seconds) else { return nil }
+            guard var batch = try PageRewrite.batch(&r, model: model, txn: txn, limit: limit, seconds: seconds) else { return nil }
             if batch.finished {
-                try model.meta.delete(.keyRotation, in: txn)
-                try setFormat(FormatRecord.versionEncrypted, meta: model.meta, in: txn)
-            } else {
-                try model.meta.put(.keyRotation, r.encoded(), in: txn)
+                r = KeyRotationRecord(total: 1)
+                r.phase = .freePages
+                batch.finished = false
+                batch.remaining = 1
             }
+            try model.meta.put(.keyRotation, r.encoded(), in: txn)
+            return batch
+        case .freePages:
+            // Then the free pages overwritten, outside this transaction (``endEncrypting(_:)``).
+            guard !txn.environment.wrotePlainPages.load(ordering: .relaxed) else { return nil }
+            var batch = Batch()
+            batch.freePagesDue = true
+            batch.remaining = 1
             return batch
         }
         let path = txn.environment.path
@@ -227,7 +252,7 @@ enum KeyRotation {
             if keyring.hasPlainValues {
                 // Encrypted: the pages are written again next (the format stays 4 until then).
                 var pages = KeyRotationRecord(total: try PageRewrite.entries(in: txn))
-                pages.rewritingPages = true
+                pages.phase = .pages
                 try model.meta.put(.keyRotation, pages.encoded(), in: txn)
                 batch.finished = true
                 return batch
