@@ -359,6 +359,50 @@ import Testing
         try Self.expectNoPlaintext(dir.store, count: 800)
     }
 
+    /// A kill between the fill and the drop of the free-page scrub leaves its filler database and the phase recorded:
+    /// the next handle drops the filler, scrubs again and ends the encryption.
+    @Test func anInterruptedFreePageScrubIsResumed() throws {
+        let dir = try TemporaryDirectory("encrypt-scrub")
+        let key = SymmetricKey(size: .bits256)
+        let oracle = try Self.fill(dir.store, key: nil, count: 300)
+        try Store.encrypt(at: dir.store, with: key, configuration: StoreConfiguration())
+        do {
+            let store = try Self.open(dir.store, key)
+            try store.performMaintenance()
+            store.close()
+        }
+        do {
+            let store = try Self.open(dir.store, key)
+            func phase() throws -> KeyRotationRecord.Phase? {
+                try store.environment.read { try KeyRotationRecord.read(store.model.meta, in: $0)?.phase }
+            }
+            var batches = 0
+            while try phase() == .pages, batches < 1_000 {
+                _ = try MaintenanceBatch.run(model: store.model, environment: store.environment, limit: 100, seconds: 60)
+                batches += 1
+            }
+            #expect(try phase() == .freePages)
+            // The scrub's fill committed, then the process was killed.
+            try store.environment.write { txn in
+                let dbi = try #require(try txn.openDatabase(FreePageScrub.databaseName, flags: 0, create: true))
+                for i in 0..<100 {
+                    try withUnsafeBytes(of: UInt64(i).bigEndian) { k in
+                        try [UInt8](repeating: 0, count: 1_000).withUnsafeBytes { v in _ = try txn.put(dbi, key: k, value: v) }
+                    }
+                }
+            }
+            #expect(try Self.format(store) == 4)
+            store.close()
+        }
+        let store = try Self.open(dir.store, key)
+        defer { store.close() }
+        try store.performMaintenance()
+        #expect(try store.maintenanceStatus().isComplete)
+        #expect(try Self.format(store) == 3)
+        #expect(try store.environment.read { try $0.openDatabase(FreePageScrub.databaseName, flags: 0, create: false) } == nil)
+        try Self.expectOracle(store, oracle)
+    }
+
     /// A plain history entry whose checksum begins with a seal's marker (0xE1, the first key epoch's) is a plain value
     /// all the same: the sweep seals it, and it reads right before and after.
     @Test func aPlainHistoryEntryThatBeginsLikeASealIsSealedToo() throws {

@@ -229,6 +229,13 @@ enum Rotation {
         if (change == .decrypt ? forms.sealed : forms.plain) != 0 {
             result.problems.append("\(change == .decrypt ? forms.sealed : forms.plain) records left \(change == .decrypt ? "sealed" : "plain") after the \(change)")
         }
+        // After encrypting, the data file holds no title of an item (`item-<i>-…`) anywhere, free space included.
+        if change == .encrypt {
+            let data = try Data(contentsOf: o.url.appendingPathComponent("data.mdb"))
+            let found = data.ranges(of: Data("item-".utf8)).count
+            emit("PLAINTEXT \(found)")
+            if found > 0 { result.problems.append("\(found) item titles in the data file after encrypting") }
+        }
         emit("RESULT \(json(result))")
         return result.isClean && oldKey == "\(change.refused.code)" ? 0 : 4
     }
