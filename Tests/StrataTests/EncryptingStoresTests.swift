@@ -467,7 +467,22 @@ import Testing
         #expect(StoreFileBytes.snapshot(dir.store).filter { $0.key != "migration.lock" } == before.filter { $0.key != "migration.lock" })
         // A whole encrypt, then the encrypted store refuses to be encrypted again.
         try Store.encrypt(at: dir.store, with: key, configuration: StoreConfiguration())
-        try Self.open(dir.store, key).performMaintenance()
+        do {
+            let store = try Self.open(dir.store, key)
+            try store.performMaintenance()
+            // Its values are sealed; its pages are to be written again by the next handle.
+            #expect(try store.maintenanceStatus().valuesToEncrypt != nil)
+            store.close()
+        }
         #expect(Self.beginRefusal { try Store.encrypt(at: dir.store, with: key, configuration: Self.configuration(key)) } == .storeAlreadyEncrypted)
+        #expect(Self.beginRefusal { try Store.rotateEncryptionKey(at: dir.store, to: SymmetricKey(size: .bits256), configuration: Self.configuration(key)) } == .keyRotationInProgress)
+        // Decrypting replaces the pending page rewrite.
+        try Store.decrypt(at: dir.store, configuration: Self.configuration(key))
+        do {
+            let store = try Self.open(dir.store, key)
+            try store.performMaintenance()
+            store.close()
+        }
+        #expect(Self.refusal(dir.store, nil) == nil)
     }
 }
