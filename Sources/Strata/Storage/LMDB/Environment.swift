@@ -110,6 +110,14 @@ final class Environment: @unchecked Sendable {
         return UInt64(info.me_last_txnid)
     }
 
+    /// The number of the last page in use, as the newest meta page says (`mdb_env_info`); pages after it in the file
+    /// were written by transactions that did not commit, or are new space. Nil when the environment is closed.
+    var lastPageNumber: Int? {
+        var info = MDB_envinfo()
+        guard !isClosed, !isSuspended, mdb_env_info(pointer, &info) == 0 else { return nil }
+        return Int(info.me_last_pgno)
+    }
+
     /// The ID of the last transaction a read transaction begun now sees (0 when the environment is closed or
     /// no reader slot is free).
     var snapshotTransactionID: UInt64 {

@@ -5,8 +5,8 @@ import Foundation
 /// write and leaves the old copy in the file, on its free list, until a later transaction reuses it — so after the
 /// sweep, the pages it freed still hold the values as they were before (plain, for an encrypted store). The scrub
 /// takes every reusable free page in one transaction — filling a database of its own (`m.scrub`) with zeros, which
-/// LMDB allocates from the free list before it grows the file, and writes whole — and drops that database in the
-/// next. Free pages that a reader's snapshot still pins cannot be taken: they stay as they were until reused.
+/// LMDB allocates from the free list, then from the pages past the last one in use (a killed transaction's), before
+/// it grows the file, and writes whole — and drops that database in the next. Free pages that a reader's snapshot still pins cannot be taken: they stay as they were until reused.
 enum FreePageScrub {
     static let databaseName = "m.scrub"
 
@@ -20,9 +20,14 @@ enum FreePageScrub {
 
     private static func round(_ environment: Environment) throws {
         try dropFiller(environment)
-        let (free, pageSize) = try environment.read { txn in
+        let (listed, pageSize) = try environment.read { txn in
             (try freePages(in: txn), Int(try txn.statistics(MDB_dbi(1)).ms_psize))
         }
+        // The file's pages after the last one in use: written by a transaction a kill stopped before it committed
+        // (the sweep's, with plain bytes in their free space), on no free list; LMDB allocates them next.
+        let size = (try? FileManager.default.attributesOfItem(atPath: environment.path + "/data.mdb")[.size] as? Int) ?? 0
+        let tail = environment.lastPageNumber.map { max(0, size / max(1, pageSize) - ($0 + 1)) } ?? 0
+        let free = listed + tail
         guard free > 0 else { return }
         // Four entries fill a leaf page (16-byte header; per entry an 8-byte node header, an 8-byte key, the value,
         // a 2-byte slot): appended in key order, each page is left full.
