@@ -55,6 +55,9 @@ extension ReliabilitySuite {
             let timed = try Child.run(arguments(try workspace.copy(base, to: "timing"), writes: writes))
             // Checked like a trial's (the kills still run when it fails: they tell how often a fault shows).
             #expect(timed.exitCode == 0, "the uninterrupted rotation: \(timed)")
+            // An uninterrupted encryption leaves no plain title in the data file.
+            if change == "encrypt" { #expect(timed.line("PLAINTEXT ") == "PLAINTEXT 0", "\(timed)") }
+            let plainLeft = Atomic<Int>(0)
             let total = try #require(lastNumber(timed, "BEGUN "), "\(timed)")
             #expect(total >= count, "only \(total) values under the old key")
             let commits = timed.lines(prefix: "COMMIT ").count
@@ -111,6 +114,7 @@ extension ReliabilitySuite {
                 if result.line("OLDKEY ") != "OLDKEY \(refusal)" {
                     outcome.problems.append("the retired key (or none) after the \(change): \(result.line("OLDKEY ") ?? "-")")
                 }
+                if let left = lastNumber(result, "PLAINTEXT "), left > 0 { plainLeft.add(1, ordering: .relaxed) }
                 outcome.result = checkResult(result)
                 if outcome.result?.isClean != true { outcome.problems.append("after the rotation: \(String(describing: outcome.result))") }
                 outcome.problems = outcome.problems.map { "[\(label)] \($0)" }
@@ -120,6 +124,11 @@ extension ReliabilitySuite {
             #expect(randomKilled.load(ordering: .relaxed) >= randomKills / 2,
                     "only \(randomKilled.load(ordering: .relaxed)) of \(randomKills) random kills landed")
             record("\(test) (\(kills.count) trials)", outcomes.withLock { $0 })
+            if change == "encrypt" {
+                // A known limit (Encryption.md): after a kill, a few bytes of a plain value can survive in a page's
+                // free space. Counted, not failed.
+                Figures.add("\(test): \(plainLeft.load(ordering: .relaxed)) of \(kills.count) resumed encryptions left a plain title in free space") { _ in }
+            }
         }
 
         @Test("key rotation killed after every commit and at random instants: resumed with both keys, every object intact, the old key refused")
