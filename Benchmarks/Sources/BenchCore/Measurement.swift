@@ -81,6 +81,8 @@ public enum System: String, CaseIterable, Codable, Sendable {
     case strata
     /// The typed API of macro models (`@Entity`): fields read and written by slot; the split as a typed stage.
     case strataTyped = "strata-typed"
+    /// The split as a declared mapping (`EntityMapping.extract`): a streaming copy of records, no per-object closure.
+    case strataDeclared = "strata-declared"
     /// The typed API through `Codable` (`Persistable`), kept as its own row while it exists.
     case strataCodable = "strata-codable"
     /// Scans through `ReadContext.forEachView(of:)`: the dynamic API's zero-copy record views.
@@ -104,6 +106,7 @@ public enum System: String, CaseIterable, Codable, Sendable {
         case _ where scenario == .keyRotation: self == .strataEncrypted
         case .strataEncrypted: [.insert, .open, .scan, .get].contains(scenario)
         case .strataTyped: [.insert, .scan, .get, .scanOldLayout, .customSplit].contains(scenario)
+        case .strataDeclared: scenario == .customSplit
         case .strataCodable: [.insert, .scan, .get].contains(scenario)
         case .strataViews: scenario == .scan || scenario == .scanOldLayout
         case .strataRecords: scenario == .scan
@@ -114,7 +117,7 @@ public enum System: String, CaseIterable, Codable, Sendable {
     }
 
     public var isStrata: Bool {
-        self == .strata || self == .strataTyped || self == .strataCodable || self == .strataViews || self == .strataRecords || self == .strataEncrypted
+        self == .strata || self == .strataTyped || self == .strataDeclared || self == .strataCodable || self == .strataViews || self == .strataRecords || self == .strataEncrypted
     }
 }
 

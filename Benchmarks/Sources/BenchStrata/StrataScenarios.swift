@@ -84,6 +84,18 @@ public enum PostModel {
     }
 }
 
+extension PostModel {
+    /// The split as a declared mapping: `content` → `Section.body`, the title its first 4 characters + "..."
+    /// (`DataSet.sectionTitle`), `index` 0 — executed as a streaming copy of records.
+    public static func declaredSplitStage() -> MigrationStage {
+        MigrationStage.custom(from: "v1", to: "v2-split", entityMappings: [
+            .extract("Section", from: "Post", linkedBy: "post", values: [
+                "body": .attribute("content"), "title": .prefix(of: "content", length: 4, appending: "..."), "index": .constant(0),
+            ]),
+        ])
+    }
+}
+
 /// A post through the `Codable` typed API (`Persistable`).
 public struct Post: Persistable, Equatable {
     public static let entityName = "Post"
@@ -380,7 +392,11 @@ public enum StrataScenarios {
         case .lightweightRewrite, .forcedRewrite: target = try PostModel.widened()
         default:
             target = try PostModel.split()
-            stages = [task.system == .strataTyped ? MacroPosts.splitStage() : PostModel.splitStage()]
+            switch task.system {
+            case .strataTyped: stages = [MacroPosts.splitStage()]
+            case .strataDeclared: stages = [PostModel.declaredSplitStage()]
+            default: stages = [PostModel.splitStage()]
+            }
         }
         let plan = try MigrationPlan(schemas: [try PostModel.v1(), target], stages: stages)
         var options = MigrationOptions()

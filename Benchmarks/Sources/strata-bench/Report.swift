@@ -71,6 +71,9 @@ enum Report {
             let x = t.recordsPerSecond / d.recordsPerSecond
             goals.append(Goal(goal: "custom-split: typed stage ≥ the dynamic policy", measured: String(format: "%.2f×", x), met: x >= 1))
         }
+        // Issue 22: set-based stages — the declared split.
+        ratio(.customSplit, to: .sqlite, atLeast: 1.5, system: .strataDeclared)
+        ratio(.customSplit, to: .grdb, atLeast: 1.5, system: .strataDeclared)
         // Issue 23: typed reads and writes near the memory map.
         ratio(.scan, to: .lmdb, atLeast: 0.45, system: .strataTyped)
         ratio(.scan, to: .lmdb, atLeast: 0.7, system: .strataViews)

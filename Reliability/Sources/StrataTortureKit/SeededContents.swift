@@ -81,6 +81,8 @@ public struct SeededContents: Sendable {
             v["digest"] = .string(TortureModels.digest(serial: Int64(i), title: title(i)))
         case "s2":
             v["title"] = .string(title(i)); v["score"] = .string("s\(score(i))"); v["rank"] = .int64(Int64(i) * 2)
+        case "d2":
+            v["title"] = .string(title(i)); v["score"] = .int16(score(i)); v["note"] = nil
         default:
             v["title"] = .string(title(i)); v["score"] = .int16(score(i))
         }
@@ -167,6 +169,15 @@ extension SeededContents {
                 } else if !tags.isEmpty {
                     result.badLinks += 1
                 }
+                if version == "d2" {
+                    // The declared extract: one note holding the item's note, none without one.
+                    let notes = try context.relatedObjects(item, "notes")
+                    let want = note(serial).map { [Value.string($0)] } ?? []
+                    if notes.map({ $0["text"] }) != want {
+                        result.badLinks += 1
+                        result.problem("item \(serial) has notes \(notes.map { $0["text"] }), expected \(want)")
+                    }
+                }
                 if version == "c2" {
                     let notes = try context.relatedObjects(item, "notes")
                     if notes.count != 1 || notes.first?["text"] != .string(TortureModels.noteText(title: title(serial))) {
@@ -186,6 +197,11 @@ extension SeededContents {
             if version == "c2" {
                 result.notes = try context.count("Note")
                 if result.notes != expected.count { result.problem("\(result.notes) notes for \(expected.count) items") }
+            }
+            if version == "d2" {
+                result.notes = try context.count("Note")
+                let want = expected.filter { note($0) != nil }.count
+                if result.notes != want { result.problem("\(result.notes) notes for \(want) items with a note") }
             }
             try context.objects("Marker").forEach { m in result.markers[m["kind"].stringValue ?? "?", default: 0] += 1 }
         }

@@ -119,6 +119,29 @@ public enum TortureModels {
         }
     }
 
+    /// `d2`: v1 with each item's optional `note` moved into a `Note` (`Item.notes` ↔ `Note.item`) by a declared
+    /// mapping, a streaming copy (items without a note get none).
+    public static func d2() throws -> Schema {
+        try Schema("d2") {
+            Entity("Item") {
+                Attribute("serial", .int64).unique()
+                Attribute("title", .string)
+                Attribute("score", .int16)
+                Attribute("when", .date)
+                Attribute("blob", .data).optional()
+                spotV1()
+                Relationship("tags", to: "Tag", inverse: "items", toMany: true)
+                Relationship("notes", to: "Note", inverse: "item", toMany: true, deleteRule: .cascade)
+            }
+            Entity("Note") {
+                Attribute("text", .string).indexed()
+                Relationship("item", to: "Item", inverse: "notes")
+            }
+            tag()
+            marker()
+        }
+    }
+
     public static func s2() throws -> Schema {
         try Schema("s2") {
             Entity("Item") {
@@ -146,7 +169,7 @@ public enum TortureModels {
     public static func noteText(title: String) -> String { "about " + title }
 
     /// A plan by name: `light` (v1 → v2), `rewrite` (v1 → v3 directly), `chain` (v1 → v2 → v3),
-    /// `custom` (v1 → c2), `script` (v1 → s2), `v1` (no migration).
+    /// `custom` (v1 → c2), `script` (v1 → s2), `declared` (v1 → d2, a declared extract), `v1` (no migration).
     /// `throwAt`: a custom stage throws at the item with that serial (a failing policy or script).
     /// `trapAt`: it traps there instead (a crash of the app's own code in the middle of a stage).
     public static func plan(_ name: String, throwAt: Int64? = nil, trapAt: Int64? = nil) throws -> MigrationPlan {
@@ -157,6 +180,7 @@ public enum TortureModels {
         case "chain": return try MigrationPlan(schemas: [v1(), v2(), v3()])
         case "custom": return try MigrationPlan(schemas: [v1(), c2()], stages: [customStage(throwAt: throwAt, trapAt: trapAt)])
         case "script": return try MigrationPlan(schemas: [v1(), s2()], stages: [scriptStage(throwAt: throwAt, trapAt: trapAt)])
+        case "declared": return try MigrationPlan(schemas: [v1(), d2()], stages: [declaredStage])
         default: throw TortureError("unknown plan \(name)")
         }
     }
@@ -179,9 +203,15 @@ public enum TortureModels {
         case "rewrite", "chain", "instant": "v3"
         case "custom": "c2"
         case "script": "s2"
+        case "declared": "d2"
         default: "v1"
         }
     }
+
+    /// v1 → d2: each item's note becomes a `Note` linked to it; the items' tags are carried by the inferred links.
+    static let declaredStage = MigrationStage.custom(from: "v1", to: "d2", entityMappings: [
+        .extract("Note", from: "Item", linkedBy: "item", values: ["text": .attribute("note")], skippingNil: "note"),
+    ])
 
     /// An error a stage throws on purpose.
     public struct InjectedStageError: Error, CustomStringConvertible {

@@ -39,7 +39,9 @@ struct RecordFields {
          offsets: UnsafeMutablePointer<Int>? = nil) throws(DecodeFailure) {
         let (layoutID, r) = try RecordCodec.open(bytes, entityTag: entityTag, id: id)
         guard let projection = projection(layoutID) else { throw DecodeFailure("unknown layout \(layoutID)") }
-        try self.init(bytes, layoutID: layoutID, codes: UnsafeBufferPointer(projection.codeBuffer), bitmapSize: projection.layout.bitmapSize,
+        // The buffer has room for one code at least: a layout without fields has none.
+        let codes = UnsafeBufferPointer(rebasing: projection.codeBuffer[0..<projection.fieldCodes.count])
+        try self.init(bytes, layoutID: layoutID, codes: codes, bitmapSize: projection.layout.bitmapSize,
                       projection: projection, body: r, offsets: offsets)
     }
 

@@ -12,6 +12,9 @@ struct RecordTranscoder {
         case reshape(index: Int, CodableReshape, nullReplacement: [UInt8]?)
         /// Writes an encoded constant, or null.
         case constant([UInt8]?)
+        /// Writes the first `length` characters of string field `index` followed by `suffix` (a declared mapping's
+        /// ``MappedValue/prefix(of:length:appending:)``); null becomes `nullReplacement`.
+        case textPrefix(index: Int, length: Int, suffix: [UInt8], nullReplacement: [UInt8]?)
     }
 
     struct Program {
@@ -28,6 +31,7 @@ struct RecordTranscoder {
             case constant(Range<Int>?)
             case copy(index: Int, conversion: Int?, nullReplacement: Range<Int>?)
             case reshape(index: Int, CodableReshape, nullReplacement: Range<Int>?)
+            case textPrefix(index: Int, length: Int, suffix: Range<Int>, nullReplacement: Range<Int>?)
         }
         let layoutID: UInt32
         let sourceLayout: RecordLayout
@@ -86,6 +90,8 @@ struct RecordTranscoder {
                 return .copy(index: index, conversion: c, nullReplacement: stash(replacement))
             case .reshape(let index, let reshape, let replacement):
                 return .reshape(index: index, reshape, nullReplacement: stash(replacement))
+            case .textPrefix(let index, let length, let suffix, let replacement):
+                return .textPrefix(index: index, length: length, suffix: stash(suffix) ?? 0..<0, nullReplacement: stash(replacement))
             }
         }
         return CompiledProgram(layoutID: id, sourceLayout: program.sourceLayout,
@@ -95,17 +101,41 @@ struct RecordTranscoder {
 
     /// Rewrites one record (`id`) into `w`, sealed for the destination entity.
     mutating func transcode(_ bytes: UnsafeRawBufferPointer, id: UInt64, sourceTag: UInt32, into w: inout BinaryWriter) throws(DecodeFailure) {
+        _ = try transcodeUnsealed(bytes, id: id, sourceTag: sourceTag, into: &w)
+        RecordCodec.seal(&w, entityTag: entityTag, id: id)
+    }
+
+    /// Rewrites one record (`id`) into `w` without its checksum, for a caller that seals it
+    /// (``RecordCodec/seal(_:entityTag:id:)``) under the identifier it chooses. Returns the offset of the null bitmap.
+    mutating func transcodeUnsealed(_ bytes: UnsafeRawBufferPointer, id: UInt64, sourceTag: UInt32,
+                                    into w: inout BinaryWriter) throws(DecodeFailure) -> Int {
+        let layoutID = try locate(bytes, id: id, sourceTag: sourceTag)
+        return try transcodeUnsealed(bytes, layoutID: layoutID, fields: fields, into: &w)
+    }
+
+    /// Opens record `id` (checking its checksum) and locates its fields (``locatedFields``); returns its layout ID.
+    mutating func locate(_ bytes: UnsafeRawBufferPointer, id: UInt64, sourceTag: UInt32) throws(DecodeFailure) -> UInt32 {
         // Few layouts per entity: a linear search beats hashing the layout ID.
-        var found: Int? = nil
         var record = try RecordFields(bytes, id: id, entityTag: sourceTag) { layoutID in
             for k in compiled.indices where compiled[k].layoutID == layoutID {
-                found = k
                 return UnsafeBufferPointer(rebasing: compiled[k].sourceCodes[0..<compiled[k].sourceLayout.fieldTypes.count])
             }
             return nil
         }
-        guard let k = found else { throw DecodeFailure("unknown layout \(record.layoutID)") }
         try record.locateAll(into: &fields)
+        return record.layoutID
+    }
+
+    /// The byte range of each field of the record ``locate(_:id:sourceTag:)`` opened last (nil: null).
+    var locatedFields: [Range<Int>?] { fields }
+
+    /// Rewrites a record of layout `layoutID` whose fields are already located (by this transcoder or another one
+    /// reading the same source entity) into `w`, unsealed. Returns the offset of the null bitmap.
+    func transcodeUnsealed(_ bytes: UnsafeRawBufferPointer, layoutID: UInt32, fields: [Range<Int>?],
+                           into w: inout BinaryWriter) throws(DecodeFailure) -> Int {
+        var found: Int? = nil
+        for k in compiled.indices where compiled[k].layoutID == layoutID { found = k }
+        guard let k = found else { throw DecodeFailure("unknown layout \(layoutID)") }
         let bitmapOffset = RecordCodec.begin(destinationLayout, into: &w)
         let program = compiled[k]
         // Fields copied as they are, one after another, are contiguous in the source too: they are appended
@@ -130,6 +160,15 @@ struct RecordTranscoder {
             switch program.steps[j] {
             case .constant(let encoded):
                 if let encoded { w.raw(program.pool[encoded]) } else { RecordCodec.markNull(field: j, bitmapOffset: bitmapOffset, in: &w) }
+            case .textPrefix(let i, let length, let suffix, let replacement):
+                guard let range = fields[i] else {
+                    if let replacement { w.raw(program.pool[replacement]) } else { RecordCodec.markNull(field: j, bitmapOffset: bitmapOffset, in: &w) }
+                    continue
+                }
+                var fr = BinaryReader(UnsafeRawBufferPointer(rebasing: bytes[range]))
+                let text: UnsafeRawBufferPointer
+                do { text = try fr.lengthPrefixed() } catch { throw DecodeFailure("\(error)") }
+                TextPrefix.write(text, length: length, suffix: program.pool[suffix], into: &w)
             case .reshape(let i, let reshape, let replacement):
                 guard let range = fields[i] else {
                     if let replacement { w.raw(program.pool[replacement]) } else { RecordCodec.markNull(field: j, bitmapOffset: bitmapOffset, in: &w) }
@@ -163,7 +202,7 @@ struct RecordTranscoder {
             }
         }
         if !run.isEmpty { w.raw(UnsafeRawBufferPointer(rebasing: bytes[run])) }
-        RecordCodec.seal(&w, entityTag: entityTag, id: id)
+        return bitmapOffset
     }
 
     static func encode(_ value: Value, _ type: AttributeType) throws -> [UInt8]? {

@@ -43,8 +43,9 @@ enum MigrationCostModel {
     }
 
     /// The estimate of one task over `records` records of `recordBytes` bytes each on average;
-    /// `destinations` is the number of entities a custom mapping creates objects of.
-    static func estimate(_ task: MigrationTask, records: Int, recordBytes: Double, destinations: Int,
+    /// `destinations` is the number of entities a custom mapping creates objects of; `declared`, whether the mapping
+    /// is declared (a streaming copy) rather than a policy.
+    static func estimate(_ task: MigrationTask, records: Int, recordBytes: Double, destinations: Int, declared: Bool = false,
                          calibration c: MigrationCalibration, options: MigrationOptions) -> Estimate {
         let n = Double(records)
         let d = Double(max(1, destinations))
@@ -53,6 +54,14 @@ enum MigrationCostModel {
         case .rewrite:
             e.bytes = n * (recordBytes + 16)
             e.seconds = n * (c.readSecondsPerRecord + c.decodeSecondsPerRecord + c.encodeSecondsPerRecord + c.writeSecondsPerRecord)
+        case .instances where declared:
+            // A declared mapping's streaming copy: each created record is transcoded field by field (about a
+            // decode and an encode) and put; each new object adds its association and two link entries, and its
+            // bookkeeping (about an insert's); no policy machinery.
+            e.bytes = n * (recordBytes + d * 48)
+            let created = c.decodeSecondsPerRecord + c.encodeSecondsPerRecord + c.writeSecondsPerRecord
+            let link = 3 * c.writeSecondsPerRecord + c.insertSecondsPerRecord
+            e.seconds = n * (c.readSecondsPerRecord + d * created + (d - 1) * link)
         case .instances:
             e.bytes = n * (recordBytes + d * 48)
             let created = 2 * (c.decodeSecondsPerRecord + c.insertSecondsPerRecord) + c.writeSecondsPerRecord

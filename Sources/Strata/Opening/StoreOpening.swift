@@ -193,8 +193,9 @@ struct StoreOpening {
         // leaves the store's files as they were, lock file included.
         var source = try environment.read { try header.recordedSchema(in: $0) }
         for target in targets {
-            _ = try driver.inferMapping(source: source, destination: target,
-                                        stage: request.plan?.stage(from: source.versionIdentifier, to: target.versionIdentifier))
+            let stage = request.plan?.stage(from: source.versionIdentifier, to: target.versionIdentifier)
+            let mapping = try driver.inferMapping(source: source, destination: target, stage: stage)
+            try DeclaredMappingValidation.validate(stage, source: source, destination: target, mapping: mapping)
             source = target
         }
         // Another process may have taken the lock since the header was read: wait for it like any migration in

@@ -53,6 +53,7 @@ extension Store {
                     through: effectivePlan.schemas(between: source.versionIdentifier, and: target.versionIdentifier),
                     scriptedEntities: Set(stage?.scripts.map(\.entity) ?? []),
                     policyEntities: Set(stage?.passes.flatMap { $0 }.map(\.sourceEntity) ?? []))
+                try DeclaredMappingValidation.validate(stage, source: source, destination: target, mapping: mapping)
                 let stepPlan = try StepPlanner.plan(source: source, sourceCatalog: catalog, destination: target, mapping: mapping,
                                                     stage: stage, maximumLayouts: configuration.migration.maximumLayoutsPerEntity,
                                                     indexesInBackground: configuration.migration.buildsIndexesInBackground,
@@ -84,6 +85,7 @@ extension Store {
                     // Destination entities a stage creates are counted as the step will leave them.
                     var records = entity.flatMap { counts[$0]?.value } ?? 0
                     var destinations = 1
+                    var declared = false
                     switch task {
                     case .checkRequired(let e), .buildIndex(let e, _):
                         if counts[entity ?? e] == nil { records = after[e]?.value ?? 0 }
@@ -97,6 +99,7 @@ extension Store {
                                 created.insert(d)
                             }
                             destinations = created.count
+                            declared = entityMapping.declaration != nil
                         }
                     case .relationships(let p, let m):
                         // A closure policy without a relationship closure, whose entity has no relationship
@@ -107,7 +110,7 @@ extension Store {
                     default: break
                     }
                     estimate += MigrationCostModel.estimate(task, records: records, recordBytes: calibration.recordBytes(entity),
-                                                            destinations: destinations, calibration: calibration, options: configuration.migration)
+                                                            destinations: destinations, declared: declared, calibration: calibration, options: configuration.migration)
                 }
                 steps.append(MigrationExplanation.Step(
                     source: source.versionIdentifier, destination: target.versionIdentifier, isCustom: isCustom,
@@ -147,7 +150,7 @@ extension Store {
 
     /// Whether a mapping's relationship pass makes no links (what the step runner skips).
     private static func relationshipPassIsEmpty(_ m: EntityMapping, source: Schema, mapping: InferredMapping) -> Bool {
-        guard let policy = m.policy as? ClosurePolicy, policy.relationships == nil else { return false }
+        guard m.linksAsInferred else { return false }
         guard let entity = source.entity(named: m.sourceEntity),
               let destName = mapping.entities.first(where: { $0.sourceName == m.sourceEntity })?.destinationName,
               let plan = mapping.entity(destName) else { return true }

@@ -113,6 +113,9 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let corruptedRecord = Code("corruptedRecord")
         /// A key (an indexed value or a lookup key) is longer than the store can index.
         public static let keyTooLong = Code("keyTooLong")
+        /// A declared entity mapping of a custom stage names something the stage's models do not have, or that
+        /// does not fit (a type, a relationship's cardinality): the store is left untouched.
+        public static let invalidEntityMapping = Code("invalidEntityMapping")
         /// A record is larger than a store value may be.
         public static let valueTooLarge = Code("valueTooLarge")
 
@@ -469,6 +472,15 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     public static func corruptedRecord(entity: String, id: ObjectID, reason: String) -> StoreError {
         StoreError(.corruptedRecord, "The stored \(entity) \(id) is damaged (\(reason)); it cannot be read. `strata verify` lists every damaged record.")
             .with { $0.entity = entity; $0.objectID = id; $0.reason = reason }
+    }
+
+    /// A declared entity mapping of the custom stage `source` → `destination`, for source entity `mapping`, does not
+    /// fit the stage's models; `problem` says what is wrong.
+    public static func invalidEntityMapping(stage source: String, _ destination: String, mapping: String, problem: String,
+                                            entity: String? = nil, attribute: String? = nil, relationship: String? = nil) -> StoreError {
+        StoreError(.invalidEntityMapping,
+                   "The declared mapping of \(mapping) in the custom stage \(source) → \(destination) is invalid: \(problem). Fix the stage; the store was not changed.")
+            .with { $0.entity = entity; $0.attribute = attribute; $0.relationship = relationship; $0.reason = problem }
     }
 
     /// A key (an indexed value or a lookup key) is longer than the store can index.

@@ -103,6 +103,7 @@ func targetVersion(plan: String) -> String {
     case "light": "v2"
     case "custom": "c2"
     case "script": "s2"
+    case "declared": "d2"
     case "v1": "v1"
     default: "v3"
     }

@@ -2,6 +2,18 @@
 ///
 /// Entity mappings run in the order given (users before books when books' files need their users);
 /// source entities without a mapping follow the inferred (lightweight) mapping.
+///
+/// ## Topics
+/// ### Policies and closures
+/// - ``init(source:destinations:policy:)``
+/// - ``transform(_:destinations:instances:relationships:)``
+/// - ``each(_:creating:instances:relationships:)``
+/// ### Declared mappings (a streaming copy, no per-object code)
+/// - ``extract(_:from:linkedBy:values:skippingNil:)``
+/// - ``deduplicate(_:of:into:as:linkedBy:values:)``
+/// - ``move(_:into:values:)``
+/// - ``deduplicate(_:into:linkedBy:values:)`` (with key paths; `extract` and `move` take model types too)
+/// - ``MappedValue``
 public struct EntityMapping: Sendable {
     /// The source entity (its name in the source model).
     public let sourceEntity: String

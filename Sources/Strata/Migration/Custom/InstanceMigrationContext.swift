@@ -67,18 +67,7 @@ public final class InstanceMigrationContext: MigrationContext {
             id = try insert(source.id)
         } else {
             id = try insert(nil)
-            if let source = current {
-                var reference = MigrationContext.Reference(tag: binding.tag, id: id)
-                try ObjectKey.with(source.id) { k in
-                    try withUnsafeBytes(of: &reference.bytes) { vb in
-                        // Source objects are visited in key order, and new objects take increasing
-                        // identifiers: associations are appended, unless a policy inserts objects of several
-                        // entities for one source (LMDB then answers KEYEXIST, and it is an ordinary put).
-                        if try txn.sharedCursor(associations).put(key: k, value: vb, flags: LMDBFlags.append | LMDBFlags.appendDup) { return }
-                        _ = try txn.put(associations, key: k, value: vb, flags: LMDBFlags.noDupData)
-                    }
-                }
-            }
+            if let source = current { try associate(source: source.id, tag: binding.tag, id: id) }
         }
         return ObjectID(rawValue: id)
     }

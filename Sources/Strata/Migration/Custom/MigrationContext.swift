@@ -115,6 +115,21 @@ public class MigrationContext {
         return binding
     }
 
+    /// Records that destination object `id` (of the entity tagged `tag`) was made from source object `source`, for
+    /// ``destinations(for:entity:)``.
+    func associate(source: UInt64, tag: UInt32, id: UInt64) throws {
+        var reference = MigrationContext.Reference(tag: tag, id: id)
+        try ObjectKey.with(source) { k in
+            try withUnsafeBytes(of: &reference.bytes) { vb in
+                // Source objects are visited in key order, and new objects take increasing
+                // identifiers: associations are appended, unless a policy inserts objects of several
+                // entities for one source (LMDB then answers KEYEXIST, and it is an ordinary put).
+                if try txn.sharedCursor(associations).put(key: k, value: vb, flags: LMDBFlags.append | LMDBFlags.appendDup) { return }
+                _ = try txn.put(associations, key: k, value: vb, flags: LMDBFlags.noDupData)
+            }
+        }
+    }
+
     /// A new, unsaved object of a destination entity with its default values, to fill through its subscript
     /// and pass to ``InstanceMigrationContext/insert(_:keepingSourceID:)``.
     public func makeObject(_ entity: String) throws -> DynamicObject {

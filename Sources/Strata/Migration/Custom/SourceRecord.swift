@@ -39,6 +39,7 @@ extension EntityMapping {
         switch policy {
         case let closures as ClosurePolicy: closures.relationships == nil
         case let typed as any TypedPolicy: !typed.hasRelationshipClosure
+        case is DeclaredPolicy: true
         default: false
         }
     }

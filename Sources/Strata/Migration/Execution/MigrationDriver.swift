@@ -37,6 +37,7 @@ struct MigrationDriver {
         let switched = journal.currentTask == .didMigrate
         let source = switched ? destination : try environment.read { try header.recordedSchema(in: $0) }
         let mapping = try inferMapping(source: source, destination: destination, stage: stage)
+        if !switched { try DeclaredMappingValidation.validate(stage, source: source, destination: destination, mapping: mapping) }
         // Planned with the options the step began with, so that the kinds match the journal's catalog and tasks.
         let stepPlan = try StepPlanner.plan(source: source, sourceCatalog: header.catalog, destination: destination, mapping: mapping,
                                             stage: stage, maximumLayouts: journal.maximumLayouts ?? 1,
@@ -68,6 +69,8 @@ struct MigrationDriver {
         let source = try environment.read { try header.recordedSchema(in: $0) }
         let stage = plan?.stage(from: source.versionIdentifier, to: destination.versionIdentifier)
         let mapping = try inferMapping(source: source, destination: destination, stage: stage)
+        // Declared mappings are checked against both models before anything is written.
+        try DeclaredMappingValidation.validate(stage, source: source, destination: destination, mapping: mapping)
         let stepPlan = try StepPlanner.plan(source: source, sourceCatalog: header.catalog, destination: destination,
                                             mapping: mapping, stage: stage, maximumLayouts: options.maximumLayoutsPerEntity,
                                             indexesInBackground: options.buildsIndexesInBackground,

@@ -3,6 +3,16 @@ import Foundation
 /// The instance and relationship passes of a custom stage's entity mappings, run by the step runner.
 extension StepRunner {
     func runInstances(pass: Int, mapping index: Int) throws {
+        if let stage, pass < stage.passes.count, index < stage.passes[pass].count,
+           let declaration = stage.passes[pass][index].declaration {
+            // A declared mapping: a streaming copy of records, in the same batches as every policy.
+            let copy = try StreamingCopy(declaration, sourceEntity: stage.passes[pass][index].sourceEntity, runner: self)
+            return try runPass(pass: pass, mapping: index, phase: .instances) { runner, txn, writer, _ in
+                try MigrationContext(runner: runner, txn: txn, writer: writer)
+            } visit: { _, source, context in
+                try copy.copy(source, context)
+            }
+        }
         try runPass(pass: pass, mapping: index, phase: .instances) { runner, txn, writer, m in
             try InstanceMigrationContext(runner: runner, txn: txn, writer: writer, mapping: m)
         } visit: { policy, source, context in

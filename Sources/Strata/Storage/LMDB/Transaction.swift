@@ -27,10 +27,12 @@ final class Transaction {
     var holdsDatabaseLock = false
 
     private var cursors: [Cursor] = []
+    // Unchecked (the three below): a transaction is used by one thread (it is not Sendable), and bulk loops ask
+    // for shared cursors once per put, where the runtime's exclusivity checks cost more than the lookup.
     /// Shared cursors by database handle.
-    private var cachedCursors = DatabaseHandleTable<Cursor>()
-    private var lastSharedDBI: MDB_dbi = 0
-    private var lastSharedCursor: Cursor?
+    @exclusivity(unchecked) private var cachedCursors = DatabaseHandleTable<Cursor>()
+    @exclusivity(unchecked) private var lastSharedDBI: MDB_dbi = 0
+    @exclusivity(unchecked) private var lastSharedCursor: Cursor?
 
     /// An encrypted store's keyring (nil for an unencrypted store): values of sealed databases are sealed as they
     /// are put (under the current key) and opened as they are read (under the key their marker names), so every
