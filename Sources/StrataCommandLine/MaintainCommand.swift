@@ -32,8 +32,9 @@ struct MaintainCommand: ParsableCommand {
         let display = ProgressDisplay()
         let start = now()
         let total: MaintenanceProgress
+        let initial: MaintenanceStatus
         do {
-            let initial = try handle.maintenanceStatus()
+            initial = try handle.maintenanceStatus()
             let todo = max(1, initial.oldLayoutRecords)
             total = try handle.performMaintenance(batchSize: batchSize) { p in
                 display.update(.init(label: "maintain\(p.entity.map { " \($0)" } ?? "")",
@@ -44,7 +45,20 @@ struct MaintainCommand: ParsableCommand {
             throw CLIFailure(ErrorText.describe(error, store: store))
         }
         display.finish()
-        if total.resealed > 0 {
+        if initial.valuesToEncrypt != nil {
+            // After encrypting, the pages are written again by a handle of its own (this one held plain pages).
+            handle.close()
+            do {
+                let again = try StoreAccess.openRecorded(store, readOnly: false, key: key)
+                defer { again.close() }
+                try again.performMaintenance(batchSize: batchSize)
+            } catch {
+                throw CLIFailure(ErrorText.describe(error, store: store))
+            }
+            Console.out("Sealed \(Format.plural(total.resealed, "value")): the store is encrypted, and only its key opens it.")
+        } else if initial.valuesToDecrypt != nil {
+            Console.out("Opened \(Format.plural(total.resealed, "sealed value")): the store is decrypted, and opens only without a key now.")
+        } else if total.resealed > 0 {
             Console.out("Re-sealed \(Format.plural(total.resealed, "value")) under the store's new key: the key rotation is done, and only the new key opens the store now.")
         }
         Console.out("Rewrote \(Format.plural(total.rewritten, "record")) into their current layouts, added \(Format.plural(total.indexed, "index entry", "index entries")) "

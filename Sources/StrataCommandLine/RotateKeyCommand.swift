@@ -19,42 +19,21 @@ struct RotateKeyCommand: ParsableCommand {
               strata rotate-key ./Posts.store --key-file old.key --new-key-file new.key
             """)
 
-    @Argument(help: "The store directory.") var store: String
+    @OptionGroup var arguments: KeyChangeArguments
     @Option(name: .customLong("key-file"), help: ArgumentHelp("The store's current key (32 bytes or 64 hex digits).", valueName: "FILE"))
     var keyFile: String
     @Option(name: .customLong("new-key-file"), help: ArgumentHelp("The new key, in the same form.", valueName: "FILE"))
     var newKeyFile: String
-    @Option(name: .customLong("batch-size"), help: "Values per write transaction (default 10000).")
-    var batchSize: Int = 10_000
 
     func run() throws {
-        guard batchSize > 0 else { throw ValidationError("--batch-size must be positive") }
         let old = try KeyFileOption.key(keyFile)
         let new = try KeyFileOption.key(newKeyFile)
-        var configuration = StoreConfiguration()
-        configuration.createIfMissing = false
-        configuration.encryption = StoreEncryption(key: old)
         let start = now()
-        do {
-            try Store.rotateEncryptionKey(at: StoreAccess.url(store), to: new, configuration: configuration)
-        } catch {
-            throw CLIFailure(ErrorText.describe(error, store: store))
+        let total = try KeyChangeSweep.run(arguments, encryption: StoreEncryption(key: new, previousKeys: [old])) { configuration in
+            var configuration = configuration
+            configuration.encryption = StoreEncryption(key: old)
+            try Store.rotateEncryptionKey(at: StoreAccess.url(arguments.store), to: new, configuration: configuration)
         }
-        let handle: Store
-        do {
-            configuration.encryption = StoreEncryption(key: new, previousKeys: [old])
-            configuration.backgroundMaintenance = false
-            handle = try Store.openRecorded(at: StoreAccess.url(store), configuration: configuration)
-        } catch {
-            throw CLIFailure(ErrorText.describe(error, store: store))
-        }
-        defer { handle.close() }
-        let total: MaintenanceProgress
-        do {
-            total = try handle.performMaintenance(batchSize: batchSize)
-        } catch {
-            throw CLIFailure(ErrorText.describe(error, store: store))
-        }
-        Console.out("Rotated the key of \(store): re-sealed \(Format.plural(total.resealed, "value")) in \(Format.duration(now() - start)); only the new key opens it now.")
+        Console.out("Rotated the key of \(arguments.store): re-sealed \(Format.plural(total.resealed, "value")) in \(Format.duration(now() - start)); only the new key opens it now.")
     }
 }

@@ -21,7 +21,7 @@ struct StrataTool: ParsableCommand {
         subcommands: [
             InfoCommand.self, SchemaCommand.self, CreateCommand.self, ImportCommand.self, ExportCommand.self,
             PlanCommand.self, MigrateCommand.self, MaintainCommand.self, VerifyCommand.self, BackupCommand.self,
-            HistoryCommand.self, RotateKeyCommand.self, FixtureCommand.self, LocksCommand.self,
+            HistoryCommand.self, RotateKeyCommand.self, EncryptCommand.self, DecryptCommand.self, FixtureCommand.self, LocksCommand.self,
         ])
 
     /// Parses the arguments, runs the command and exits with its status.

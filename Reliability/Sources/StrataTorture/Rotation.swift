@@ -24,12 +24,47 @@ enum RotationKeys {
     }
 }
 
-/// Key rotation under kills: the child begins rotating an encrypted store's key (or finds it begun), runs the
-/// re-sealing sweep in bounded batches — while, with `--writes`, another thread inserts and updates items — then
-/// checks every object against the oracle with both keys, again with the new key alone, and that the old key alone
+/// The key change a trial makes (`--change`): a rotation from the old key to the new one (the default), encrypting
+/// an unencrypted store under the new key, or decrypting a store encrypted with the old key.
+enum KeyChange: String {
+    case rotate, encrypt, decrypt
+
+    /// The key spec a child opens the store with while the change runs (see ``RotationKeys/encryption(_:)``).
+    var during: String { self == .rotate ? "both" : self == .encrypt ? "new" : "old" }
+    /// The key spec that alone opens the store once the change is done ("none": no key).
+    var after: String { self == .rotate ? "new" : self == .encrypt ? "new" : "none" }
+    /// The key spec refused once the change is done, and the refusal's code.
+    var refused: (key: String, code: StoreError.Code) {
+        switch self {
+        case .rotate: ("old", .wrongEncryptionKey)
+        case .encrypt: ("none", .encryptionKeyRequired)
+        case .decrypt: ("old", .storeNotEncrypted)
+        }
+    }
+
+    /// Begins the change on the store at `url`.
+    func begin(_ url: URL, _ configuration: (String) -> StoreConfiguration) throws {
+        switch self {
+        case .rotate: try Store.rotateEncryptionKey(at: url, to: RotationKeys.new, configuration: configuration("old"))
+        case .encrypt: try Store.encrypt(at: url, with: RotationKeys.new, configuration: configuration("none"))
+        case .decrypt: try Store.decrypt(at: url, configuration: configuration("old"))
+        }
+    }
+
+    /// The values the change has left, or nil when it is done.
+    func remaining(_ status: MaintenanceStatus) -> Int? {
+        status.valuesUnderPreviousKey ?? status.valuesToEncrypt ?? status.valuesToDecrypt
+    }
+}
+
+/// Key changes under kills: the child begins rotating an encrypted store's key, encrypting an unencrypted store or
+/// decrypting an encrypted one (`--change`; or finds it begun), runs the sweep in bounded batches — while, with
+/// `--writes`, another thread inserts and updates items — then checks every object against the oracle with the keys
+/// the change needs, again with the key (or none) that alone opens the store after it, and that the one it retired
 /// is refused.
 enum Rotation {
-    /// `rotate <store> --count N --batch B --seed S [--writes W --write-batch M] [--resume] [--ack]`
+    /// `rotate <store> --count N --batch B --seed S [--change rotate|encrypt|decrypt] [--writes W --write-batch M]
+    /// [--resume] [--ack]`
     ///
     /// Prints `COMMIT n` after every commit, `BEGUN <values under the old key>` once the rotation's first transaction
     /// committed (`--resume`: `RESUMING <code>` when the store was already rotating or rotated; a resuming child
@@ -39,6 +74,7 @@ enum Rotation {
     /// `STATUS <values under the previous key, or done>`, `OLDKEY <the old key alone: its refusal, or opened>`, and
     /// `RESULT` (both keys, then the new key alone).
     static func run(_ o: Options) throws -> Int32 {
+        guard let change = KeyChange(rawValue: o.string("change", "rotate")) else { throw TortureError("--change rotate|encrypt|decrypt") }
         let oracle = SeededContents(seed: o.seed)
         let writes = o.int("writes", 0), writeBatch = o.int("write-batch", 20)
         guard writes * writeBatch <= o.count else { throw TortureError("--writes × --write-batch must not exceed --count") }
@@ -62,21 +98,29 @@ enum Rotation {
             }
         }
         do {
-            try Store.rotateEncryptionKey(at: o.url, to: RotationKeys.new, configuration: configuration("old"))
+            try change.begin(o.url, configuration)
         } catch let error as StoreError where o.flags.contains("resume")
-            && [.encryptionKeyRequired, .keyRotationInProgress, .wrongEncryptionKey].contains(error.code) {
+            && [.encryptionKeyRequired, .keyRotationInProgress, .wrongEncryptionKey, .storeAlreadyEncrypted, .storeNotEncrypted].contains(error.code) {
             emit("RESUMING \(error.code)")
         } catch {
             return report(error)
         }
+        // A decryption that ended before a kill: the store opens only without a key.
+        func open() throws -> Store {
+            do {
+                return try Store.open(at: o.url, schema: schema, configuration: configuration(change.during))
+            } catch let error as StoreError where change == .decrypt && error.code == .storeNotEncrypted {
+                return try Store.open(at: o.url, schema: schema, configuration: configuration("none"))
+            }
+        }
         let store: Store
         do {
-            store = try Store.open(at: o.url, schema: schema, configuration: configuration("both"))
+            store = try open()
         } catch {
             return report(error)
         }
         if !o.flags.contains("resume") {
-            emit("BEGUN \(try store.maintenanceStatus().valuesUnderPreviousKey ?? -1)")
+            emit("BEGUN \(change.remaining(try store.maintenanceStatus()) ?? -1)")
         }
         // The app's writes, on their own thread while the sweep runs (a resuming child only checks them).
         let finished = DispatchSemaphore(value: 0)
@@ -116,12 +160,23 @@ enum Rotation {
             return report(error)
         }
         finished.wait()
+        var handle = store
+        // After encrypting, the pages are written again by a handle whose environment never held plain pages.
+        if change == .encrypt, (try? handle.maintenanceStatus().valuesToEncrypt) != nil {
+            handle.close()
+            do {
+                handle = try open()
+                _ = try handle.performMaintenance(batchSize: o.batch) { progress in emit("REWROTE \(progress.resealed)") }
+            } catch {
+                return report(error)
+            }
+        }
         emit("SWEEP \(swept)")
         FaultInjection.tracePoints(nil)
 
         // Which write transactions committed: the items past the first N tell (they must be a prefix).
         var committed = 0
-        try store.read { context in
+        try handle.read { context in
             var serials: Set<Int> = []
             try context.objects("Item").forEach { serials.insert(Int($0["serial"].int64Value ?? -1)) }
             while committed < writes, serials.contains(o.count + committed * writeBatch) { committed += 1 }
@@ -143,33 +198,45 @@ enum Rotation {
             }
             return result
         }
-        var result = try check(store)
-        let status = try store.maintenanceStatus().valuesUnderPreviousKey
+        var result = try check(handle)
+        let status = change.remaining(try handle.maintenanceStatus())
         emit("STATUS \(status.map(String.init) ?? "done")")
-        store.close()
-        if status != nil { result.problems.append("the rotation is not done after the sweep: \(status!) values left") }
+        handle.close()
+        if let status { result.problems.append("the \(change) is not done after the sweep: \(status) values left") }
 
-        // The new key alone opens the store and reads every object.
+        // The key the change leaves (or none) alone opens the store and reads every object.
         do {
-            let alone = try Store.open(at: o.url, schema: schema, configuration: configuration("new"))
+            let alone = try Store.open(at: o.url, schema: schema, configuration: configuration(change.after))
             let again = try check(alone)
             alone.close()
-            if !again.isClean { result.problems.append("with the new key alone: \(again)") }
+            if !again.isClean { result.problems.append("with the key \(change.after) alone: \(again)") }
         } catch {
             let (_, kind) = ErrorReport.classify(error)
-            result.problems.append("the new key alone: \(kind)")
+            result.problems.append("the key \(change.after) alone: \(kind)")
         }
-        // The old key alone is refused.
+        // The key it retired (or none) is refused.
         var oldKey = "opened"
         do {
-            let old = try Store.open(at: o.url, schema: schema, configuration: configuration("old"))
+            let old = try Store.open(at: o.url, schema: schema, configuration: configuration(change.refused.key))
             old.close()
         } catch let error as StoreError {
             oldKey = "\(error.code)"
         }
         emit("OLDKEY \(oldKey)")
+        // Every record on disk in the form the change left: sealed (a rotation, encrypting) or plain (decrypting).
+        let forms = try ReliabilityProbe.recordForms(at: o.url)
+        emit("RECORDS sealed=\(forms.sealed) plain=\(forms.plain)")
+        if (change == .decrypt ? forms.sealed : forms.plain) != 0 {
+            result.problems.append("\(change == .decrypt ? forms.sealed : forms.plain) records left \(change == .decrypt ? "sealed" : "plain") after the \(change)")
+        }
+        // After encrypting: how many titles of items (`item-<i>-…`) are left anywhere in the data file, free space
+        // included (the parent requires none after an uninterrupted encryption, and counts the resumed ones').
+        if change == .encrypt {
+            let data = try Data(contentsOf: o.url.appendingPathComponent("data.mdb"))
+            emit("PLAINTEXT \(data.ranges(of: Data("item-".utf8)).count)")
+        }
         emit("RESULT \(json(result))")
-        return result.isClean && oldKey == "wrongEncryptionKey" ? 0 : 4
+        return result.isClean && oldKey == "\(change.refused.code)" ? 0 : 4
     }
 
     /// The last committed LMDB transaction of the store at `url`, read from its two meta pages (the higher of their
@@ -189,7 +256,7 @@ enum Rotation {
     }
 
     /// `check-rotation-images <shim out dir> --log <the rotating child's output> --store-rel <store below the shim's
-    /// directory> --work <dir> --count N --batch B --seed S [--start k]`: for each crash image of a key rotation,
+    /// directory> --work <dir> --count N --batch B --seed S [--change C] [--start k]`: for each crash image of a key rotation,
     /// prints `BEGIN k`, then `IMG k s v OK match=last|next` when the image is at the last acknowledged commit or the
     /// next one and a resumed rotation on it (`rotate --resume`: begun if it was not, the sweep to its end, every
     /// object checked with both keys and with the new key alone, the old key refused) succeeds, else `IMG k s v FAIL …`.
@@ -218,7 +285,7 @@ enum Rotation {
                     continue
                 }
                 let resumed = try Options(["rotate", store.path, "--count", "\(o.count)", "--batch", "\(o.batch)",
-                                           "--seed", "\(o.seed)", "--resume"])
+                                           "--seed", "\(o.seed)", "--change", o.string("change", "rotate"), "--resume"])
                 let status = try run(resumed)
                 FaultInjection.tracePoints(nil)
                 emit(status == 0 ? "\(label) OK match=\(match)" : "\(label) FAIL the resumed rotation ended with \(status)")

@@ -18,18 +18,19 @@ extension ReliabilitySuite {
         static let writes = 16
         static let writeBatch = 25
 
-        /// A store of `count` items created with the old key (a pristine copy per trial).
-        static func pristine(_ workspace: Workspace) throws -> URL {
+        /// A store of `count` items created with the old key, or with `key` "none" without one (a pristine copy per
+        /// trial).
+        static func pristine(_ workspace: Workspace, key: String = "old", count: Int = KeyRotation.count) throws -> URL {
             let url = workspace.url("base")
-            let made = try Child.run(["create", url.path, "--key", "old", "--count", "\(count)", "--batch", "500",
-                                      "--seed", "\(Tier.seed)", "--no-check"])
+            let made = try Child.run(["create", url.path, "--count", "\(count)", "--batch", "500",
+                                      "--seed", "\(Tier.seed)", "--no-check"] + (key == "none" ? [] : ["--key", key]))
             try #require(made.exitCode == 0, "\(made)")
             try? FileManager.default.removeItem(at: url.appendingPathComponent("lock.mdb"))
             return url
         }
 
-        static func arguments(_ store: URL, writes: Bool, resume: Bool = false) -> [String] {
-            ["rotate", store.path, "--count", "\(count)", "--batch", "\(batch)", "--seed", "\(Tier.seed)"]
+        static func arguments(_ store: URL, writes: Bool, resume: Bool = false, change: String = "rotate", count: Int = KeyRotation.count) -> [String] {
+            ["rotate", store.path, "--count", "\(count)", "--batch", "\(batch)", "--seed", "\(Tier.seed)", "--change", change]
                 + (writes ? ["--writes", "\(KeyRotation.writes)", "--write-batch", "\(writeBatch)"] : [])
                 + (resume ? ["--resume"] : [])
         }
@@ -39,15 +40,24 @@ extension ReliabilitySuite {
             result.line(prefix).flatMap { Int($0.dropFirst(prefix.count)) }
         }
 
-        /// Runs the trials of one test: an uninterrupted run to learn the commits and the time the rotation takes,
-        /// then one trial per kill.
-        static func run(_ test: String, writes: Bool, randomKills: Int) throws {
+        /// Runs the trials of one test: an uninterrupted run to learn the commits and the time the key change (a
+        /// rotation, encrypting, decrypting) takes, then one trial per kill — after every `stride`-th commit, and at
+        /// `randomKills` random instants.
+        static func run(_ test: String, writes: Bool, randomKills: Int, change: String = "rotate", count: Int = KeyRotation.count,
+                        stride: Int? = nil) throws {
             try #require(Products.available, "strata-torture must be built (swift build --build-tests)")
-            let workspace = try Workspace(writes ? "rotation-writes-kills" : "rotation-kills")
-            let base = try pristine(workspace)
+            let workspace = try Workspace((change == "rotate" ? "rotation" : change) + (writes ? "-writes-kills" : "-kills"))
+            let base = try pristine(workspace, key: change == "encrypt" ? "none" : "old", count: count)
+            @Sendable func arguments(_ store: URL, writes: Bool, resume: Bool = false) -> [String] {
+                KeyRotation.arguments(store, writes: writes, resume: resume, change: change, count: count)
+            }
+            let refusal = ["rotate": "wrongEncryptionKey", "encrypt": "encryptionKeyRequired", "decrypt": "storeNotEncrypted"][change] ?? "-"
             let timed = try Child.run(arguments(try workspace.copy(base, to: "timing"), writes: writes))
             // Checked like a trial's (the kills still run when it fails: they tell how often a fault shows).
             #expect(timed.exitCode == 0, "the uninterrupted rotation: \(timed)")
+            // An uninterrupted encryption leaves no plain title in the data file.
+            if change == "encrypt" { #expect(timed.line("PLAINTEXT ") == "PLAINTEXT 0", "\(timed)") }
+            let plainLeft = Atomic<Int>(0)
             let total = try #require(lastNumber(timed, "BEGUN "), "\(timed)")
             #expect(total >= count, "only \(total) values under the old key")
             let commits = timed.lines(prefix: "COMMIT ").count
@@ -55,11 +65,11 @@ extension ReliabilitySuite {
             if writes { #expect(lastNumber(timed, "WRITES ") == KeyRotation.writes, "\(timed)") }
             let span = try #require(timed.timeOfLast("SWEEP "), "\(timed)")
 
-            var random = SeededGenerator(seed: Tier.seed &+ (writes ? 27 : 26))
+            var random = SeededGenerator(seed: Tier.seed &+ (writes ? 27 : 26) &+ UInt64(change.count))
             typealias Kill = ReliabilitySuite.Maintenance.Kill
             // After every commit (with the app writing, whose commits interleave with the sweep's differently in every
             // run, after every other one in the CI tier), and at random instants.
-            let stride = writes ? Tier.current.pick(ci: 2, full: 1) : 1
+            let stride = stride ?? (writes ? Tier.current.pick(ci: 2, full: 1) : 1)
             let kills: [Kill] = Swift.stride(from: 0, to: commits, by: stride).map { .point("txn.afterCommit:\($0):kill") }
                 + (0..<randomKills).map { _ in .after(Double(random.next() % 10_000) / 10_000 * span) }
             let outcomes = Mutex<[KillTrial.Outcome]>([])
@@ -85,7 +95,7 @@ extension ReliabilitySuite {
                     if first.line("BEGUN ") != nil && result.line("RESUMING ") == nil {
                         outcome.problems.append("the rotation acknowledged by the killed child began again: \(result)")
                     }
-                    if !writes, let before = lastNumber(first, "SWEPT "), let after = lastNumber(result, "SWEEP "), before + after > total {
+                    if !writes, change != "encrypt", let before = lastNumber(first, "SWEPT "), let after = lastNumber(result, "SWEEP "), before + after > total {
                         outcome.problems.append("\(before) values re-sealed before the kill and \(after) after, of \(total)")
                     }
                     if writes {
@@ -101,9 +111,10 @@ extension ReliabilitySuite {
                     result = first
                 }
                 if result.line("STATUS ") != "STATUS done" { outcome.problems.append("the rotation did not finish: \(result.line("STATUS ") ?? "-")") }
-                if result.line("OLDKEY ") != "OLDKEY wrongEncryptionKey" {
-                    outcome.problems.append("the old key alone after the rotation: \(result.line("OLDKEY ") ?? "-")")
+                if result.line("OLDKEY ") != "OLDKEY \(refusal)" {
+                    outcome.problems.append("the retired key (or none) after the \(change): \(result.line("OLDKEY ") ?? "-")")
                 }
+                if let left = lastNumber(result, "PLAINTEXT "), left > 0 { plainLeft.add(1, ordering: .relaxed) }
                 outcome.result = checkResult(result)
                 if outcome.result?.isClean != true { outcome.problems.append("after the rotation: \(String(describing: outcome.result))") }
                 outcome.problems = outcome.problems.map { "[\(label)] \($0)" }
@@ -113,6 +124,11 @@ extension ReliabilitySuite {
             #expect(randomKilled.load(ordering: .relaxed) >= randomKills / 2,
                     "only \(randomKilled.load(ordering: .relaxed)) of \(randomKills) random kills landed")
             record("\(test) (\(kills.count) trials)", outcomes.withLock { $0 })
+            if change == "encrypt" {
+                // A known limit (Encryption.md): after a kill, a few bytes of a plain value can survive in a page's
+                // free space. Counted, not failed.
+                Figures.add("\(test): \(plainLeft.load(ordering: .relaxed)) of \(kills.count) resumed encryptions left a plain title in free space") { _ in }
+            }
         }
 
         @Test("key rotation killed after every commit and at random instants: resumed with both keys, every object intact, the old key refused")
@@ -131,19 +147,25 @@ extension ReliabilitySuite {
         /// with both keys and with the new key alone, the old key then refused.
         @Test("power loss at every sync point of a key rotation: each crash image resumes and finishes the rotation")
         func rotationUnderPowerLoss() throws {
+            try KeyRotation.powerLoss(change: "rotate")
+        }
+
+        /// Power loss during a key change (`change`: rotate, encrypt, decrypt): see ``rotationUnderPowerLoss()``.
+        static func powerLoss(change: String, count: Int = 500 * ReliabilitySuite.PowerLoss.scale) throws {
             try #require(Products.shimAvailable, "the fault shim libStrataFaultShim.so must be built: run swift build --build-tests first")
-            let count = 500 * ReliabilitySuite.PowerLoss.scale, batch = 50
+            let batch = 50
             let variants = Tier.current.pick(ci: 6, full: 12)
-            let workspace = try Workspace("rotation-power")
+            let workspace = try Workspace((change == "rotate" ? "rotation" : change) + "-power")
             let tracked = workspace.url("tracked"), out = workspace.url("images")
             try FileManager.default.createDirectory(at: tracked, withIntermediateDirectories: true)
             try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
             let store = tracked.appendingPathComponent("store")
-            let made = try Child.run(["create", store.path, "--key", "old", "--count", "\(count)", "--batch", "500",
-                                      "--seed", "\(Tier.seed)", "--no-check"])
+            let made = try Child.run(["create", store.path, "--count", "\(count)", "--batch", "500",
+                                      "--seed", "\(Tier.seed)", "--no-check"] + (change == "encrypt" ? [] : ["--key", "old"]))
             try #require(made.exitCode == 0, "\(made)")
             try? FileManager.default.removeItem(at: store.appendingPathComponent("lock.mdb"))
-            let run = try Child.run(["rotate", store.path, "--count", "\(count)", "--batch", "\(batch)", "--seed", "\(Tier.seed)", "--ack"],
+            let run = try Child.run(["rotate", store.path, "--count", "\(count)", "--batch", "\(batch)", "--seed", "\(Tier.seed)",
+                                     "--change", change, "--ack"],
                                     environment: ["LD_PRELOAD": Products.shim, "STRATA_SHIM_DIR": tracked.path, "STRATA_SHIM_MODE": "snapshot",
                                                   "STRATA_SHIM_OUT": out.path, "STRATA_SHIM_VARIANTS": "\(variants)",
                                                   "STRATA_SHIM_SEED": "\(Tier.seed)"],
@@ -163,7 +185,7 @@ extension ReliabilitySuite {
             while start < expected {
                 let check = try Child.run(["check-rotation-images", out.path, "--log", log.path, "--store-rel", "store",
                                            "--work", workspace.path("check"), "--count", "\(count)", "--batch", "\(batch)",
-                                           "--seed", "\(Tier.seed)", "--start", "\(start)"], timeout: 900)
+                                           "--seed", "\(Tier.seed)", "--change", change, "--start", "\(start)"], timeout: 900)
                 outcomes += check.lines(prefix: "IMG ")
                 if check.line("DONE") != nil { break }
                 signals += 1
@@ -172,10 +194,10 @@ extension ReliabilitySuite {
                 start = begun + 1
             }
             let failures = outcomes.filter { !$0.contains(" OK ") }
-            for f in failures.prefix(20) { Issue.record("rotation power loss: \(f)") }
+            for f in failures.prefix(20) { Issue.record("\(change) power loss: \(f)") }
             #expect(outcomes.count == expected, "\(outcomes.count) images checked of \(expected)")
             let next = outcomes.filter { $0.contains("match=next") }.count
-            Figures.add("power loss, key rotation: \(expected) images (\(next) at the next commit)") { c in
+            Figures.add("power loss, \(change == "rotate" ? "key rotation" : change + "ing"): \(expected) images (\(next) at the next commit)") { c in
                 c.powerLossImages += outcomes.count - failures.count
                 c.recordsLost += failures.count
                 c.childSignals += signals

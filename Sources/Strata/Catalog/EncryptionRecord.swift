@@ -3,18 +3,24 @@ import Foundation
 /// The `meta` record of an encrypted store, kept in the clear (it is read before the key is checked):
 ///
 /// ```
-/// u8      record version (2; version 1 held one key, of epoch 1, without the count and epoch bytes)
+/// u8      record version (2, or 3 when it lists the plain epoch; version 1 held one key, of epoch 1, without the
+///         count and epoch bytes)
 /// u8      cipher: 1 = AES-256-GCM, subkeys by HKDF-SHA256
-/// u8      number of key epochs the store's values may be sealed under (2 while a key rotation runs)
+/// u8      number of key epochs the store's values may be stored under (2 while a key change runs)
 /// each, the current one first:
-///   u8    key epoch (1 to 15: the low bits of its values' marker byte)
-///   u8    salt length (32), then the epoch's random salt
-///   u8    key check length (32), then HMAC-SHA256 of a constant under the epoch's key-check subkey
+///   u8    key epoch (1 to 15: the low bits of its values' marker byte; 0: plain, no key — version 3 only)
+///   u8    salt length (32; 0 for the plain epoch), then the epoch's random salt
+///   u8    key check length (32; 0 for the plain epoch), then HMAC-SHA256 of a constant under the epoch's key-check
+///         subkey
 /// ```
 ///
-/// An unencrypted store has no such record.
+/// An unencrypted store has no such record. While a store is being encrypted the record lists its key's epoch,
+/// then the plain one; while it is being decrypted, the plain one, then its key's. (The store's format is then 4,
+/// which a Strata that cannot read plain and sealed values side by side refuses.)
 struct EncryptionRecord: Equatable {
     static let version: UInt8 = 2
+    /// The version of a record that lists the plain epoch.
+    static let versionWithPlainEpoch: UInt8 = 3
     static let aes256GCM: UInt8 = 1
 
     /// One key epoch: its salt and key check.
@@ -22,6 +28,10 @@ struct EncryptionRecord: Equatable {
         var epoch: UInt8
         var salt: [UInt8]
         var check: [UInt8]
+
+        /// The plain form: values not sealed (the store is being encrypted or decrypted).
+        static let plain = Epoch(epoch: StoreKeyring.plainEpoch, salt: [], check: [])
+        var isPlain: Bool { epoch == StoreKeyring.plainEpoch }
     }
 
     /// The epochs, the current one (which writes use) first.
@@ -31,7 +41,7 @@ struct EncryptionRecord: Equatable {
 
     func encoded() -> [UInt8] {
         var w = BinaryWriter()
-        w.u8(EncryptionRecord.version)
+        w.u8(epochs.contains(where: \.isPlain) ? EncryptionRecord.versionWithPlainEpoch : EncryptionRecord.version)
         w.u8(EncryptionRecord.aes256GCM)
         w.u8(UInt8(epochs.count))
         for e in epochs {
@@ -51,7 +61,7 @@ struct EncryptionRecord: Equatable {
     init(decoding bytes: UnsafeRawBufferPointer) throws {
         var r = BinaryReader(bytes)
         let version = try r.u8()
-        guard version == 1 || version == EncryptionRecord.version else { throw DecodeFailure("encryption record version \(version)") }
+        guard (1...EncryptionRecord.versionWithPlainEpoch).contains(version) else { throw DecodeFailure("encryption record version \(version)") }
         let cipher = try r.u8()
         guard cipher == EncryptionRecord.aes256GCM else { throw DecodeFailure("unknown cipher \(cipher)") }
         let count = version == 1 ? 1 : Int(try r.u8())
@@ -61,13 +71,17 @@ struct EncryptionRecord: Equatable {
             let epoch = version == 1 ? 1 : try r.u8()
             let salt = Array(try r.bytes(Int(try r.u8())))
             let check = Array(try r.bytes(Int(try r.u8())))
-            guard (1...15).contains(epoch), salt.count == StoreCipher.saltSize, check.count == 32,
+            let plain = epoch == StoreKeyring.plainEpoch && version == EncryptionRecord.versionWithPlainEpoch && count == 2
+                && salt.isEmpty && check.isEmpty
+            guard plain || ((1...15).contains(epoch) && salt.count == StoreCipher.saltSize && check.count == 32),
                   !epochs.contains(where: { $0.epoch == epoch }) else {
                 throw DecodeFailure("an encryption record of \(bytes.count) bytes")
             }
             epochs.append(Epoch(epoch: epoch, salt: salt, check: check))
         }
-        guard r.isAtEnd else { throw DecodeFailure("an encryption record of \(bytes.count) bytes") }
+        guard r.isAtEnd, version != EncryptionRecord.versionWithPlainEpoch || epochs.contains(where: \.isPlain) else {
+            throw DecodeFailure("an encryption record of \(bytes.count) bytes")
+        }
         self.epochs = epochs
     }
 
@@ -78,7 +92,7 @@ struct EncryptionRecord: Equatable {
 }
 
 extension StoreKeyring {
-    /// Whether this keyring is the one `record` describes (same current epoch, same epochs).
+    /// Whether this keyring is the one `record` describes (same current epoch, same epochs, the plain one included).
     func covers(_ record: EncryptionRecord) -> Bool {
         holds(current: record.current.epoch, epochs: record.epochs.map(\.epoch))
     }

@@ -90,13 +90,17 @@ struct MetaTable {
 /// What created the store: the first thing checked when a store is opened.
 struct FormatRecord: Equatable {
     static let magic: [UInt8] = Array("STRATA".utf8)
-    /// The newest format this Strata reads and writes: 3 is an encrypted store (<doc:Encryption>), whether or not
+    /// The newest format this Strata reads and writes: 4 is a store being encrypted or decrypted; 3 is an encrypted store (<doc:Encryption>), whether or not
     /// it keeps a change history (an older Strata, which cannot open seals, refuses it); 2 is a store that keeps a
     /// change history (an older Strata, which would commit without recording history, refuses it); 1 is every
     /// other store.
-    static let currentVersion: UInt16 = 3
+    static let currentVersion: UInt16 = 4
     /// The format of an encrypted store.
     static let versionEncrypted: UInt16 = 3
+    /// The format of a store being encrypted or decrypted (``Store/encrypt(at:with:configuration:)``,
+    /// ``Store/decrypt(at:configuration:)``): plain and sealed values side by side, which no earlier Strata reads.
+    /// The step's end sets 3 (encrypted) or 1/2 (decrypted).
+    static let versionChangingEncryption: UInt16 = 4
     /// The format of a store without change history (what a new store is created with).
     static let versionWithoutHistory: UInt16 = 1
     /// The format of a store that keeps a change history.

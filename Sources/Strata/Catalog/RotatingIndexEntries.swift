@@ -1,5 +1,6 @@
-/// Index entries while an encrypted store's key rotates: index keys are HMACs under the store's key, so an
-/// object's entries live under the retiring key's hash until they are moved to the current key's. Here, below
+/// Index entries while an encrypted store's key changes (a rotation; encrypting or decrypting the store): index keys
+/// are HMACs under the store's key, or order-preserving encodings in an unencrypted store, so an object's entries
+/// live in the retiring form until they are moved to the current one. Here, below
 /// the writers (objects, models) and the rotation's sweep (maintenance), which all move them.
 enum RotatingIndexEntries {
     /// Moves the entries of object `id` in `indexes` (its `values` unchanged) from the retiring keys' hashes to the
@@ -9,12 +10,12 @@ enum RotatingIndexEntries {
     static func moveToCurrentKey(_ indexes: [IndexBinding], values: [Value], id: UInt64, in txn: Transaction) throws {
         guard let keyring = txn.keyring, keyring.isRotating else { return }
         for index in indexes where !values[index.attribute].isNull {
-            let encoding = IndexKey.plainEncoding(values[index.attribute])
+            let keys = txn.indexKeys(values[index.attribute])
             try ObjectKey.with(id) { v in
-                for old in keyring.ciphers.dropFirst() {
-                    try old.indexKey(encoding).withUnsafeBytes { k in _ = try txn.delete(index.dbi, key: k, value: v) }
+                for old in keys.dropFirst() {
+                    try old.withUnsafeBytes { k in _ = try txn.delete(index.dbi, key: k, value: v) }
                 }
-                try keyring.current.indexKey(encoding).withUnsafeBytes { k in
+                try keys[0].withUnsafeBytes { k in
                     _ = try txn.put(index.dbi, key: k, value: v, flags: LMDBFlags.noDupData)
                 }
             }

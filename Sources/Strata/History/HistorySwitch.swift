@@ -45,8 +45,9 @@ enum HistorySwitch {
         guard var format = try meta.read(.format, in: txn, FormatRecord.init(decoding:)) else {
             throw StoreError.corrupted(path: meta.path, reason: .metadata("the format record is missing"))
         }
-        // An encrypted store keeps format 3 with or without history (no older Strata reads either).
-        guard format.formatVersion != version, format.formatVersion != FormatRecord.versionEncrypted else { return }
+        // An encrypted store keeps format 3 with or without history (no older Strata reads either), and one being
+        // encrypted or decrypted keeps 4.
+        guard format.formatVersion != version, format.formatVersion < FormatRecord.versionEncrypted else { return }
         format.formatVersion = version
         try meta.put(.format, format.encoded(), in: txn)
     }

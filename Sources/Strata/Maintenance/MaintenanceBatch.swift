@@ -27,14 +27,28 @@ enum MaintenanceBatch {
         var resealed = 0
         var remainingResealing = 0
         var finishedKeyRotation = false
+        /// An encryption's free pages are to be overwritten, after the batch's transaction.
+        var freePagesDue = false
     }
 
     /// Runs one batch: at most `limit` records (or garbage entries), and at most `seconds`.
     static func run(model: BoundModel, environment: Environment, limit: Int, seconds: Double) throws -> Batch {
-        let batch = try runBatch(model: model, environment: environment, limit: limit, seconds: seconds)
-        // The rotation's last batch committed: from now on only the new key opens the store.
+        var batch = try runBatch(model: model, environment: environment, limit: limit, seconds: seconds)
+        if batch.freePagesDue {
+            try KeyRotation.endEncrypting(model, environment: environment)
+            batch.remainingResealing = 0
+            return batch
+        }
+        // The key change's last batch committed: from now on only the new key opens the store (or, decrypted, none).
         if batch.finishedKeyRotation, let keyring = environment.keyring {
-            environment.install(StoreKeyring(current: keyring.current), replacing: true)
+            if let current = keyring.current {
+                environment.install(StoreKeyring(current: current), replacing: true)
+                // The pages the sweep freed still hold the values as they were (after encrypting, once the pages
+                // were written again by an environment that held no plain page).
+                if !environment.wrotePlainPages.load(ordering: .relaxed) { try FreePageScrub.run(environment) }
+            } else {
+                environment.uninstallKeyring()
+            }
         }
         return batch
     }
@@ -56,6 +70,7 @@ enum MaintenanceBatch {
                 batch.resealed = rotation.resealed
                 batch.remainingResealing = rotation.finished ? 0 : rotation.remaining
                 batch.finishedKeyRotation = rotation.finished
+                batch.freePagesDue = rotation.freePagesDue
                 batch.remainingOldRecords = m.oldRecords
                 batch.remainingIndexes = m.buildingIndexes.count
                 return batch

@@ -21,11 +21,18 @@ public struct MaintenanceStatus: Sendable, Codable, Hashable {
     /// While a key rotation runs (``Store/rotateEncryptionKey(at:to:configuration:)``): the values still sealed under
     /// the previous key, at most — the previous key is needed to open the store until this is nil.
     public var valuesUnderPreviousKey: Int? = nil
+    /// While the store is being encrypted (``Store/encrypt(at:with:configuration:)``): the values still plain, at most,
+    /// then the entries whose pages are still to be written again (see <doc:Encryption>) — the key is needed to open
+    /// the store from the beginning; this is nil once every value is sealed and no plain byte is left in the file.
+    public var valuesToEncrypt: Int? = nil
+    /// While the store is being decrypted (``Store/decrypt(at:configuration:)``): the values still sealed, at most —
+    /// the key is needed to open the store until this is nil; afterwards the store opens only without one.
+    public var valuesToDecrypt: Int? = nil
     /// Records left in older layouts in all (counted ones).
     public var oldLayoutRecords: Int { entities.reduce(0) { $0 + ($1.oldLayoutRecords?.values.reduce(0, +) ?? 0) } }
     /// Whether nothing is left: every record in its current layout, every index built, nothing to empty.
     public var isComplete: Bool {
-        valuesUnderPreviousKey == nil && retiredDatabasesToEmpty == 0 && entities.allSatisfy { ($0.oldLayoutRecords?.isEmpty ?? false) && $0.indexesBuilding.isEmpty }
+        valuesUnderPreviousKey == nil && valuesToEncrypt == nil && valuesToDecrypt == nil && retiredDatabasesToEmpty == 0 && entities.allSatisfy { ($0.oldLayoutRecords?.isEmpty ?? false) && $0.indexesBuilding.isEmpty }
     }
 }
 
@@ -40,7 +47,7 @@ public struct MaintenanceProgress: Sendable, CustomStringConvertible {
     /// Records of older layouts still counted, and indexes still being built.
     public var remainingOldRecords: Int
     public var remainingIndexes: Int
-    /// Values a key rotation re-sealed under the new key so far.
+    /// Values a key change re-sealed under the new key (a rotation, encrypting) or stored plain (decrypting) so far.
     public var resealed: Int = 0
 
     public var description: String {

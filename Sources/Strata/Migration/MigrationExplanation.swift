@@ -80,12 +80,26 @@ public struct MigrationExplanation: Sendable, CustomStringConvertible {
     /// While a key rotation of the encrypted store runs (``Store/rotateEncryptionKey(at:to:configuration:)``): the
     /// values still sealed under the previous key, at most, which the store's maintenance re-seals in the background.
     public var valuesUnderPreviousKey: Int? = nil
+    /// While the store is being encrypted (``Store/encrypt(at:with:configuration:)``): the values still plain, at
+    /// most, which the store's maintenance seals in the background.
+    public var valuesToEncrypt: Int? = nil
+    /// While the store is being decrypted (``Store/decrypt(at:configuration:)``): the values still sealed, at most,
+    /// which the store's maintenance opens in the background.
+    public var valuesToDecrypt: Int? = nil
 
-    /// The sentence on a key rotation under way, if any.
+    /// The sentence on a key change under way (a rotation, encrypting, decrypting), if any.
     public var keyRotationText: String? {
-        valuesUnderPreviousKey.map {
-            "A key rotation is under way: at most \($0) value\($0 == 1 ? " is" : "s are") still sealed under the previous key, which opening the store needs until the store's maintenance has re-sealed them."
+        func values(_ n: Int) -> String { "\(n) value\(n == 1 ? " is" : "s are")" }
+        if let n = valuesUnderPreviousKey {
+            return "A key rotation is under way: at most \(values(n)) still sealed under the previous key, which opening the store needs until the store's maintenance has re-sealed them."
         }
+        if let n = valuesToEncrypt {
+            return "The store is being encrypted: at most \(values(n)) still plain, which the store's maintenance seals in the background; opening the store needs its key already."
+        }
+        if let n = valuesToDecrypt {
+            return "The store is being decrypted: at most \(values(n)) still sealed, which opening the store needs its key for until the store's maintenance has opened them; afterwards it opens without a key."
+        }
+        return nil
     }
 
     /// The estimated duration of the whole migration, in seconds.

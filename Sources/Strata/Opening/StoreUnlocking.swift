@@ -20,8 +20,9 @@ enum StoreUnlocking {
             return
         case (nil, .some):
             throw StoreError.storeNotEncrypted(path: path)
-        case (.some, nil):
-            throw StoreError.encryptionKeyRequired(path: path)
+        case (let record?, nil):
+            throw record.current.isPlain ? StoreError.encryptionKeyRequiredDuringDecryption(path: path)
+                : StoreError.encryptionKeyRequired(path: path)
         case (let record?, let encryption?):
             let keyring = try keyring(for: encryption, record: record, path: path)
             environment.install(keyring, replacing: environment.keyring.map { !$0.covers(record) } ?? false)
@@ -37,6 +38,17 @@ enum StoreUnlocking {
         func cipher(_ epoch: EncryptionRecord.Epoch, from keys: [SymmetricKey]) -> StoreCipher? {
             keys.lazy.map { StoreCipher(key: $0, salt: epoch.salt, epoch: epoch.epoch) }.first { $0.matches(check: epoch.check) }
         }
+        // Being decrypted: writes are plain; the values not opened yet need the store's key (given as the key, or
+        // as a previous one).
+        if record.current.isPlain {
+            guard let sealed = record.epochs.last, !sealed.isPlain else { throw StoreError.wrongEncryptionKey(path: path) }
+            guard let old = cipher(sealed, from: [encryption.key] + encryption.previousKeys) else {
+                throw StoreError.wrongEncryptionKey(path: path)
+            }
+            return StoreKeyring(current: nil, retiring: [old])
+        }
+        // Being encrypted: values the sweep has not reached are plain.
+        let retiringPlain = record.epochs.contains(where: \.isPlain)
         guard let current = cipher(record.current, from: [encryption.key]) else {
             // The old key given as the key while a rotation runs: the new one is needed too.
             if record.epochs.count > 1, record.epochs.dropFirst().contains(where: { cipher($0, from: [encryption.key]) != nil }) {
@@ -45,13 +57,13 @@ enum StoreUnlocking {
             throw StoreError.wrongEncryptionKey(path: path)
         }
         var retiring: [StoreCipher] = []
-        for epoch in record.epochs.dropFirst() {
+        for epoch in record.epochs.dropFirst() where !epoch.isPlain {
             guard let old = cipher(epoch, from: encryption.previousKeys) else {
                 throw StoreError.encryptionKeyRequiredDuringRotation(path: path)
             }
             retiring.append(old)
         }
-        return StoreKeyring(current: current, retiring: retiring)
+        return StoreKeyring(current: current, retiring: retiring, retiringPlain: retiringPlain)
     }
 
     /// A new cipher under `key` (which must be 256 bits) with a new random salt, for key epoch `epoch`.

@@ -31,10 +31,11 @@ extension Store {
         }
         let canOpen = effectivePlan.schemas.filter { $0.versionIdentifier != schema.versionIdentifier && Downgrade.canOpen(older: $0, store: schema) }
             .map(\.versionIdentifier)
-        let underPreviousKey = try environment.read { try KeyRotation.remaining(header.meta, in: $0) }
+        let keyChange = try environment.read { try KeyRotation.remaining(header.meta, in: $0) }
         guard case .migrate(let targets) = decision else {
             return MigrationExplanation(storeVersion: header.identity.versionIdentifier, isUpToDate: true, steps: [],
-                                        versionsThatCanOpen: canOpen, valuesUnderPreviousKey: underPreviousKey)
+                                        versionsThatCanOpen: canOpen, valuesUnderPreviousKey: keyChange.underPreviousKey,
+                                        valuesToEncrypt: keyChange.toEncrypt, valuesToDecrypt: keyChange.toDecrypt)
         }
         let preparation = MonotonicClock.now() - begun
         let calibration = try MigrationCalibration.measure(environment: environment, header: header, schema: recorded)
@@ -143,7 +144,8 @@ extension Store {
             source = target
         }
         return MigrationExplanation(storeVersion: header.identity.versionIdentifier, isUpToDate: false, steps: steps,
-                                    calibration: calibration, versionsThatCanOpen: canOpen, valuesUnderPreviousKey: underPreviousKey)
+                                    calibration: calibration, versionsThatCanOpen: canOpen, valuesUnderPreviousKey: keyChange.underPreviousKey,
+                                        valuesToEncrypt: keyChange.toEncrypt, valuesToDecrypt: keyChange.toDecrypt)
     }
 
     /// Whether a mapping's relationship pass makes no links (what the step runner skips).

@@ -21,7 +21,7 @@ extension Store {
         guard configuration.encryption != nil else { throw StoreError.encryptionKeyRequired(path: url.storePath) }
         if configuration.readOnly { throw StoreError.readOnly }
         try StoreOpener.withExistingEnvironment(at: url, configuration: configuration, schemas: []) { environment, _ in
-            try KeyRotation.begin(environment: environment, to: newKey)
+            try KeyRotation.begin(environment: environment, .rotate(to: newKey))
         }
     }
 }

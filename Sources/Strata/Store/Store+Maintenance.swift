@@ -24,8 +24,10 @@ extension Store {
                     retired += 1
                 }
             }
+            let keyChange = try KeyRotation.remaining(model.meta, in: txn)
             return MaintenanceStatus(entities: entities, retiredDatabasesToEmpty: retired,
-                                     valuesUnderPreviousKey: try KeyRotation.remaining(model.meta, in: txn))
+                                     valuesUnderPreviousKey: keyChange.underPreviousKey,
+                                     valuesToEncrypt: keyChange.toEncrypt, valuesToDecrypt: keyChange.toDecrypt)
         }
     }
 

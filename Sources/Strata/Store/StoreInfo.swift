@@ -102,7 +102,7 @@ extension Store {
             return StoreInfo(
                 path: path, formatVersion: Int(header.format.formatVersion), createdByStrata: header.format.strataVersion,
                 createdWithLMDB: header.format.lmdbVersion, createdAt: Date(timeIntervalSince1970: header.format.createdAt),
-                isEncrypted: environment.cipher != nil, lmdbVersion: LMDBStatus.libraryVersion, modelVersion: header.identity.versionIdentifier,
+                isEncrypted: environment.keyring != nil, lmdbVersion: LMDBStatus.libraryVersion, modelVersion: header.identity.versionIdentifier,
                 modelFingerprint: header.identity.fingerprint.hex, history: header.history, entities: entities,
                 fileSize: Environment.fileSize(path + "/data.mdb"), mapSize: env.mapSize, pageSize: env.pageSize,
                 pagesUsed: env.lastPageNumber + 1, staleReadersCleared: environment.staleReadersCleared,

@@ -153,6 +153,34 @@ public enum ReliabilityProbe {
         try withEnvironment(url) { $0.clearStaleReaders() }
     }
 
+    /// The records of the store's entity databases as stored on disk: how many are sealed (a seal's marker byte and
+    /// length) and how many plain (a record's own format byte first). Call it with no handle of the store open in
+    /// this process (an open handle's environment would open the seals).
+    public static func recordForms(at url: URL) throws -> (sealed: Int, plain: Int) {
+        try withEnvironment(url) { environment in
+            try environment.read { txn in
+                var names: [String] = []
+                let main = try txn.cursor(1)
+                var named = try main.first()
+                while let e = named {
+                    names.append(String(decoding: e.key, as: UTF8.self))
+                    named = try main.next()
+                }
+                var forms = (sealed: 0, plain: 0)
+                for name in names where SealScope.of(database: name)?.subkey == .records {
+                    guard let dbi = try txn.openDatabase(name, flags: 0, create: false) else { continue }
+                    let cursor = try txn.cursor(dbi)
+                    var entry = try cursor.first()
+                    while let e = entry {
+                        if SealedValue.epoch(of: e.value) != nil { forms.sealed += 1 } else { forms.plain += 1 }
+                        entry = try cursor.next()
+                    }
+                }
+                return forms
+            }
+        }
+    }
+
     /// Rewrites the store's format record with another format version (for version-mismatch tests; a store
     /// "written by a newer Strata").
     public static func overwriteFormatVersion(at url: URL, with version: UInt16) throws {

@@ -83,8 +83,10 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let storeNotEncrypted = Code("storeNotEncrypted")
         /// The key given is not 256 bits long.
         public static let invalidEncryptionKey = Code("invalidEncryptionKey")
-        /// A rotation of the store's key was asked for while one runs.
+        /// A rotation of the store's key, or its encryption or decryption, was asked for while one of them runs.
         public static let keyRotationInProgress = Code("keyRotationInProgress")
+        /// ``Store/encrypt(at:with:configuration:)`` was asked for a store that is encrypted already.
+        public static let storeAlreadyEncrypted = Code("storeAlreadyEncrypted")
 
         // Objects
         /// The model has no entity of that name.
@@ -368,6 +370,13 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             .with { $0.path = path }
     }
 
+    /// The store at `path` is being decrypted, and was opened without the key of the values the sweep has not
+    /// reached.
+    public static func encryptionKeyRequiredDuringDecryption(path: String) -> StoreError {
+        StoreError(.encryptionKeyRequired, "The store at \(path) is being decrypted; nothing was read or written. Until maintenanceStatus() says the decryption is done, open it with its key: StoreEncryption(key: key); afterwards without one.")
+            .with { $0.path = path }
+    }
+
     /// The store at `path` is encrypted with another key.
     public static func wrongEncryptionKey(path: String) -> StoreError {
         StoreError(.wrongEncryptionKey, "The store at \(path) is encrypted with another key; nothing was read or written. Open it with the key it was created with.")
@@ -383,6 +392,19 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A rotation of the key of the store at `path` was asked for while one runs.
     public static func keyRotationInProgress(path: String) -> StoreError {
         StoreError(.keyRotationInProgress, "The key of the store at \(path) is already being rotated; nothing was written. Let the rotation finish (maintenanceStatus(), performMaintenance()) before rotating again.")
+            .with { $0.path = path }
+    }
+
+    /// A key change (a rotation, encrypting, decrypting) of the store at `path` was asked for while `running` (one
+    /// of them) runs.
+    public static func keyChangeInProgress(path: String, running: String) -> StoreError {
+        StoreError(.keyRotationInProgress, "The store at \(path) is \(running); nothing was written. Let it finish (maintenanceStatus(), performMaintenance()) before encrypting, decrypting or rotating its key.")
+            .with { $0.path = path }
+    }
+
+    /// ``Store/encrypt(at:with:configuration:)`` was asked for the store at `path`, which is encrypted already.
+    public static func storeAlreadyEncrypted(path: String) -> StoreError {
+        StoreError(.storeAlreadyEncrypted, "The store at \(path) is encrypted already; nothing was written. Rotate its key with Store.rotateEncryptionKey(at:to:configuration:) (`strata rotate-key`), or decrypt it first.")
             .with { $0.path = path }
     }
 

@@ -13,7 +13,7 @@ final class Cursor {
     /// through the transaction, see ``Transaction/opened(_:dbi:key:keyring:)``).
     private let dbi: MDB_dbi
     private let keyring: StoreKeyring?
-    /// The key epoch the value of the last entry read was sealed under (0: none, or not sealed).
+    /// The key epoch the value of the last entry read was sealed under (0: not sealed, read as it is).
     private(set) var lastEpoch: UInt8 = 0
 
     init(pointer: OpaquePointer, transaction: Transaction, dbi: MDB_dbi) {
@@ -42,8 +42,10 @@ final class Cursor {
         let storedKey = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
         let stored = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
         if let keyring {
-            lastEpoch = SealedValue.epoch(of: stored) ?? 0
-            return (storedKey, transaction.opened(stored, dbi: dbi, key: storedKey, keyring: keyring))
+            let value = transaction.opened(stored, dbi: dbi, key: storedKey, keyring: keyring)
+            // Read as it is (clear, or plain while the store is being encrypted or decrypted): no epoch.
+            lastEpoch = value.baseAddress == stored.baseAddress ? 0 : SealedValue.epoch(of: stored) ?? 0
+            return (storedKey, value)
         }
         return (storedKey, stored)
     }
@@ -83,6 +85,22 @@ final class Cursor {
             return try sealed.withUnsafeBytes { try putStored(key: key, value: $0, flags: flags) }
         }
         return try putStored(key: key, value: value, flags: flags)
+    }
+
+    /// Writes the current entry again as it is stored, byte for byte (no sealing): LMDB copies its page into a
+    /// new buffer first. Not for databases with sorted duplicates.
+    func rewriteCurrentAsStored() throws {
+        if isClosed { throw StoreError.transactionEnded }
+        var k = MDB_val()
+        var v = MDB_val()
+        let rc = mdb_cursor_get(pointer, &k, &v, MDB_GET_CURRENT)
+        if rc != 0 { throw transaction.fail(rc, "mdb_cursor_get") }
+        // Copied out: the put touches the page the value points into.
+        let key = Array(UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size))
+        let value = Array(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+        try key.withUnsafeBytes { kb in
+            try value.withUnsafeBytes { vb in _ = try putStored(key: kb, value: vb, flags: LMDBFlags.current) }
+        }
     }
 
     @inline(__always)

@@ -73,6 +73,12 @@ final class Environment: @unchecked Sendable {
     private let closedFlag = Atomic<Bool>(false)
     /// Set while LMDB is closed by ``suspend(timeout:)``, until ``resume()``.
     let suspendedFlag = Atomic<Bool>(false)
+    /// Set by the first write transaction of this environment that ran while the store held plain values (an
+    /// unencrypted store, or one being encrypted or decrypted): LMDB keeps the buffers of the pages a transaction
+    /// wrote for the next ones, and copies a page into such a buffer without clearing the free space between its
+    /// entries, so that space may carry plain bytes into pages written later. Pages written by an environment
+    /// without the flag hold none (``PageRewrite``).
+    let wrotePlainPages = Atomic<Bool>(false)
     /// State other layers keep for this environment, one value per type, created on first use (the process's
     /// observers of the store, for example): the environment knows nothing of what they hold. A short list, not a
     /// dictionary, for the reason the registry is one (a dictionary keyed by `ObjectIdentifier` cost a process's
@@ -82,8 +88,8 @@ final class Environment: @unchecked Sendable {
     /// rotations: nil for an unencrypted store, whose transactions then do no sealing work at all.
     private let keyringSlot = AtomicLazyReference<KeyringSlot>()
     private final class KeyringSlot: Sendable {
-        let keyring: Mutex<StoreKeyring>
-        init(_ keyring: StoreKeyring) { self.keyring = Mutex(keyring) }
+        let keyring: Mutex<StoreKeyring?>
+        init(_ keyring: StoreKeyring?) { self.keyring = Mutex(keyring) }
     }
     /// What each open database handle seals (``SealScope``), by handle; found by name when the handle opens.
     private let sealScopes = Mutex(DatabaseHandleTable<SealScope>())
@@ -102,6 +108,14 @@ final class Environment: @unchecked Sendable {
         var info = MDB_envinfo()
         guard !isClosed, !isSuspended, mdb_env_info(pointer, &info) == 0 else { return 0 }
         return UInt64(info.me_last_txnid)
+    }
+
+    /// The number of the last page in use, as the newest meta page says (`mdb_env_info`); pages after it in the file
+    /// were written by transactions that did not commit, or are new space. Nil when the environment is closed.
+    var lastPageNumber: Int? {
+        var info = MDB_envinfo()
+        guard !isClosed, !isSuspended, mdb_env_info(pointer, &info) == 0 else { return nil }
+        return Int(info.me_last_pgno)
     }
 
     /// The ID of the last transaction a read transaction begun now sees (0 when the environment is closed or
@@ -530,16 +544,22 @@ final class Environment: @unchecked Sendable {
 
     /// The keyring of an encrypted store whose key was checked, or nil.
     @inline(__always)
-    var keyring: StoreKeyring? { keyringSlot.load()?.keyring.withLock { $0 } }
+    var keyring: StoreKeyring? { keyringSlot.load()?.keyring.withLock { $0 } ?? nil }
 
-    /// The current cipher of an encrypted store whose key was checked, or nil.
+    /// The current cipher of an encrypted store whose key was checked, or nil (also while it is being decrypted).
     var cipher: StoreCipher? { keyring?.current }
 
     /// Installs the keyring of an encrypted store once its key was checked (the first one stays when handles race:
     /// their keys were checked against the same record), or, with `replacing`, the keyring of a rotation.
     func install(_ keyring: StoreKeyring, replacing: Bool = false) {
         let slot = keyringSlot.storeIfNil(KeyringSlot(keyring))
-        if replacing { slot.keyring.withLock { $0 = keyring } }
+        slot.keyring.withLock { if replacing || $0 == nil { $0 = keyring } }
+    }
+
+    /// Removes the keyring: the store was decrypted (or the transaction that began encrypting it failed), and
+    /// transactions from now on do no sealing work.
+    func uninstallKeyring() {
+        keyringSlot.load()?.keyring.withLock { $0 = nil }
     }
 
     /// What the database with handle `dbi` seals (nil: nothing).

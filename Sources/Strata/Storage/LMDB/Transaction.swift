@@ -48,6 +48,9 @@ final class Transaction {
         self.isWrite = isWrite
         self.environment = environment
         self.keyring = environment.keyring
+        if isWrite, keyring?.hasPlainValues ?? true, !environment.wrotePlainPages.load(ordering: .relaxed) {
+            environment.wrotePlainPages.store(true, ordering: .relaxed)
+        }
     }
 
     deinit { freeOpenedValues() }
@@ -68,22 +71,25 @@ final class Transaction {
     /// is sealed under a key epoch this handle has no key for.
     func opened(_ stored: UnsafeRawBufferPointer, dbi: MDB_dbi, key: UnsafeRawBufferPointer, keyring: StoreKeyring) -> UnsafeRawBufferPointer {
         guard let scope = sealScope(dbi), scope.seals(key: key) else { return stored }
-        guard let epoch = SealedValue.epoch(of: stored) else { return SealedValue.unopenable }
-        guard let cipher = keyring.cipher(epoch: epoch) else { return SealedValue.unknownKey }
+        // While the store is being encrypted or decrypted, a value that does not open as a seal is a plain one (its
+        // own format and checksum then tell whether it is damaged): a plain value can begin with a seal's marker
+        // (a checksum's byte), but it opens under none of the keys.
+        guard let epoch = SealedValue.epoch(of: stored) else { return keyring.hasPlainValues ? stored : SealedValue.unopenable }
+        guard let cipher = keyring.cipher(epoch: epoch) else { return keyring.hasPlainValues ? stored : SealedValue.unknownKey }
         let plain = openedValues.allocate(stored.count - SealedValue.overhead)
         do {
             try cipher.open(stored, scope: scope, lmdbKey: key, into: plain)
         } catch {
-            return SealedValue.unopenable
+            return keyring.hasPlainValues ? stored : SealedValue.unopenable
         }
         return UnsafeRawBufferPointer(plain)
     }
 
     /// The bytes to store for `value` under `key` in `dbi` of an encrypted store (nil: store `value` as it is).
     func sealed(_ value: UnsafeRawBufferPointer, dbi: MDB_dbi, key: UnsafeRawBufferPointer, keyring: StoreKeyring) throws -> [UInt8]? {
-        guard let scope = sealScope(dbi), scope.seals(key: key) else { return nil }
+        guard let current = keyring.current, let scope = sealScope(dbi), scope.seals(key: key) else { return nil }
         do {
-            return try keyring.current.seal(value, scope: scope, lmdbKey: key)
+            return try current.seal(value, scope: scope, lmdbKey: key)
         } catch {
             throw StoreError.internalInconsistency("sealing a value failed: \(error)")
         }
@@ -97,20 +103,22 @@ final class Transaction {
     /// store, a keyed hash of it under the current key.
     @inline(__always)
     func indexKey(_ value: Value) -> [UInt8] {
-        if let keyring { return keyring.current.indexKey(IndexKey.plainEncoding(value)) }
+        if let keyring { return keyring.indexKey(IndexKey.plainEncoding(value), plain: IndexKey.encode(value)) }
         return IndexKey.encode(value)
     }
 
     /// Every key an index entry of `value` may be stored under: during a key rotation, the hashes under the
     /// retiring keys too (the current key's first).
     func indexKeys(_ value: Value) -> [[UInt8]] {
-        if let keyring, keyring.isRotating { return keyring.indexKeys(IndexKey.plainEncoding(value)) }
+        if let keyring, keyring.isRotating { return keyring.indexKeys(IndexKey.plainEncoding(value), plain: IndexKey.encode(value)) }
         return [indexKey(value)]
     }
 
-    /// Whether index keys are keyed hashes (an encrypted store): they answer equality only, never ranges.
+    /// Whether index keys are (or, while the store is being encrypted or decrypted, may be) keyed hashes: they answer
+    /// equality only, never ranges.
     var hasHashedIndexKeys: Bool { keyring != nil }
-    /// Whether a key rotation is under way: index entries may be under either key, so queries scan.
+    /// Whether a key change (rotation, encrypting, decrypting) is under way: index entries may be in either form, so
+    /// queries scan.
     var isRotatingKeys: Bool { keyring?.isRotating ?? false }
 
     // MARK: Errors
