@@ -30,7 +30,7 @@ struct LocksCommand: ParsableCommand {
         let lockText: String = switch lockFile {
         case .missing: "missing"
         case .free: "free"
-        case .held(let pid): "held by process \(pid)"
+        case .held(let pid): pid.map { "held by process \($0)" } ?? "held by a process that cannot be named"
         case .unknown(let reason): "unknown (\(reason))"
         }
         let migrationText: String = switch migration {

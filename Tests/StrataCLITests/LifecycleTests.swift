@@ -68,6 +68,8 @@ import Testing
         // Open, the store's lock file is locked by this process (which `strata locks`, another process, sees).
         let open = try Self.locks(in: dir)
         #expect(open["lockFile"] == "\(ProcessInfo.processInfo.processIdentifier)", "while open: \(open)")
+        let text = try dir.strata("locks", "s.store")
+        #expect(text.stdout.contains("held by process \(ProcessInfo.processInfo.processIdentifier)\n"), "\(text.stdout)")
 
         var durations: [Duration] = []
         let clock = ContinuousClock()
