@@ -24,13 +24,26 @@ final class StoreCipher: @unchecked Sendable {
     init(key: SymmetricKey, salt: [UInt8], epoch: UInt8 = 1) {
         self.salt = salt
         self.epoch = epoch
+        // HKDF-SHA256 (RFC 5869) for 32-byte keys is one extract and one HMAC block per key: the extract's
+        // pseudorandom key is made once for the four. Equal to `HKDF<SHA256>.deriveKey` (a test checks it), whose
+        // generic code cost an encrypted store's first open a million instructions.
+        let pseudorandomKey = SymmetricKey(data: StoreCipher.bytes(of: key.withUnsafeBytes {
+            HMAC<SHA256>.authenticationCode(for: $0, using: SymmetricKey(data: salt))
+        }))
         func derive(_ purpose: String) -> SymmetricKey {
-            HKDF<SHA256>.deriveKey(inputKeyMaterial: key, salt: salt, info: Array("strata \(purpose) v1".utf8), outputByteCount: 32)
+            SymmetricKey(data: StoreCipher.bytes(of: HMAC<SHA256>.authenticationCode(for: Array("strata \(purpose) v1".utf8) + [1],
+                                                                                      using: pseudorandomKey)))
         }
         recordKey = derive("records")
         metadataKey = derive("metadata")
         indexHashKey = derive("index keys")
-        checkValue = Array(HMAC<SHA256>.authenticationCode(for: StoreCipher.checkInput, using: derive("key check")))
+        checkValue = StoreCipher.bytes(of: HMAC<SHA256>.authenticationCode(for: StoreCipher.checkInput, using: derive("key check")))
+    }
+
+    /// The bytes of an authentication code, copied at once (`Array(code)` iterates it byte by byte through
+    /// generic code, and its first use in a process makes the runtime scan every protocol conformance).
+    static func bytes(of code: HashedAuthenticationCode<SHA256>) -> [UInt8] {
+        code.withUnsafeBytes { Array($0) }
     }
 
     /// A new random salt for a new encrypted store.
@@ -68,6 +81,6 @@ final class StoreCipher: @unchecked Sendable {
     /// HMAC-SHA256 of the encoding under the index subkey. Equal values have equal keys, so equality lookups and
     /// unique constraints work; the key says nothing else about the value, and orders nothing.
     func indexKey(_ encoding: [UInt8]) -> [UInt8] {
-        [0x01] + Array(HMAC<SHA256>.authenticationCode(for: encoding, using: indexHashKey))
+        [0x01] + StoreCipher.bytes(of: HMAC<SHA256>.authenticationCode(for: encoding, using: indexHashKey))
     }
 }
