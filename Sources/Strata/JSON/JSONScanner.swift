@@ -184,21 +184,11 @@ struct JSONScanner {
         guard count - position >= 4 else { return nil }
         var v: UInt16 = 0
         for k in 0..<4 {
-            guard let d = Self.hexValue(bytes[position + k]) else { return nil }
+            guard let d = HexDigit.value(bytes[position + k]) else { return nil }
             v = v << 4 | UInt16(d)
         }
         position += 4
         return v
-    }
-
-    @inline(__always)
-    private static func hexValue(_ b: UInt8) -> UInt8? {
-        switch b {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): b - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): b - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): b - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     /// A UUID string in its canonical form (`E621E1F8-C36C-495A-93FC-0C247A3E6E5F`, either case), read from
@@ -216,7 +206,7 @@ struct JSONScanner {
                     guard text[k] == UInt8(ascii: "-") else { return false }
                     k += 1
                 }
-                guard let high = Self.hexValue(text[k]), let low = Self.hexValue(text[k + 1]) else { return false }
+                guard let high = HexDigit.value(text[k]), let low = HexDigit.value(text[k + 1]) else { return false }
                 out[b] = high << 4 | low
                 k += 2
             }

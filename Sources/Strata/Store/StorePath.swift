@@ -47,21 +47,12 @@ extension URL {
                 result.append(byte)
                 continue
             }
-            guard index != component.endIndex, let high = hexValue(component[index]) else { return nil }
+            guard index != component.endIndex, let high = HexDigit.value(component[index]) else { return nil }
             index = component.index(after: index)
-            guard index != component.endIndex, let low = hexValue(component[index]) else { return nil }
+            guard index != component.endIndex, let low = HexDigit.value(component[index]) else { return nil }
             index = component.index(after: index)
             result.append(high << 4 | low)
         }
         return result
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
