@@ -33,19 +33,20 @@ extension Store {
             // The key given to open the store: an encrypted store (or one being encrypted) is refused below.
             guard given.key.bitCount == StoreEncryption.keySizeInBits else { throw StoreError.invalidEncryptionKey(bits: given.key.bitCount) }
         }
+        func begin(_ configuration: StoreConfiguration) throws {
+            try StoreOpener.withExistingEnvironment(at: url, configuration: configuration, schemas: []) { environment, _ in
+                try KeyRotation.begin(environment: environment, .encrypt(with: key))
+            }
+        }
         let asked = configuration.encryption
         configuration.encryption = nil
         do {
-            try StoreOpener.withExistingEnvironment(at: url, configuration: configuration, schemas: []) { environment, _ in
-                try KeyRotation.begin(environment: environment, .encrypt(with: key))
-            }
+            try begin(configuration)
         } catch let error as StoreError where error.code == .encryptionKeyRequired {
             // Encrypted already (or being encrypted or decrypted): say which, opened with the key if one was given.
-            guard let asked else { throw StoreError.storeAlreadyEncrypted(path: url.standardizedFileURL.path) }
+            guard let asked else { throw StoreError.storeAlreadyEncrypted(path: url.storePath) }
             configuration.encryption = asked
-            try StoreOpener.withExistingEnvironment(at: url, configuration: configuration, schemas: []) { environment, _ in
-                try KeyRotation.begin(environment: environment, .encrypt(with: key))
-            }
+            try begin(configuration)
         }
     }
 
@@ -69,7 +70,7 @@ extension Store {
     ///   ``StoreConfiguration/encryption`` for a wrong or missing key; nothing is written.
     public static func decrypt(at url: URL, configuration: StoreConfiguration) throws {
         if configuration.readOnly { throw StoreError.readOnly }
-        guard configuration.encryption != nil else { throw StoreError.encryptionKeyRequired(path: url.standardizedFileURL.path) }
+        guard configuration.encryption != nil else { throw StoreError.encryptionKeyRequired(path: url.storePath) }
         try StoreOpener.withExistingEnvironment(at: url, configuration: configuration, schemas: []) { environment, _ in
             try KeyRotation.begin(environment: environment, .decrypt)
         }
