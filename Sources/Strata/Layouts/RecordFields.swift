@@ -194,11 +194,13 @@ struct RecordFields {
     mutating func read<T>(_ a: Int, types attributeTypes: [AttributeType], code: UInt8, decode: (inout BinaryReader) throws -> T,
                           fromValue: (Value) -> T?) throws(ReadFailure) -> T? {
         guard let projection else { throw ReadFailure.damaged(DecodeFailure("no projection to read attributes through")) }
-        if projection.isDirect || projection.readsFieldAsIs[a] {
-            guard let f = projection.attributeFields[a] else { return nil }
-            guard projection.fieldCodes[f] == code else { throw ReadFailure.wrongType(actual: projection.fieldCodes[f]) }
+        let slots = projection.slots
+        if a < slots.count, slots[a].readsAsIs {
+            let slot = slots[a]
+            guard slot.field >= 0 else { return nil }
+            guard slot.code == code else { throw ReadFailure.wrongType(actual: slot.code) }
             do {
-                guard var r = try reader(atField: f) else { return nil }
+                guard var r = try reader(atField: Int(slot.field)) else { return nil }
                 return try decode(&r)
             } catch let failure as DecodeFailure {
                 throw ReadFailure.damaged(failure)

@@ -16,6 +16,9 @@ public struct ModelWriter: ~Copyable {
     var values: [Value]
     private let bitmapOffset: Int
     private var nextField = 0
+    /// Where each slot's field is in the current layout (the projection's memory: read without counting references).
+    private let slots: UnsafeBufferPointer<LayoutProjection.Slot>
+    private let hasIndexes: Bool
     /// Values of indexed attributes, by slot.
     var indexValues: [(slot: Int, value: Value)] = []
     /// Relationship positions and the objects they link to.
@@ -29,6 +32,8 @@ public struct ModelWriter: ~Copyable {
         self.bytes = BinaryWriter(capacity: 0)
         self.values = isDirect ? [] : binding.initialValues
         self.bitmapOffset = RecordCodec.headerSize(binding.current.layout)
+        self.slots = binding.current.slots
+        self.hasIndexes = !binding.indexes.isEmpty
     }
 
     /// Starts the record in ``bytes``.
@@ -51,14 +56,13 @@ public struct ModelWriter: ~Copyable {
     /// The field `slot` writes next in direct mode; records the value for an index.
     @inline(__always)
     private mutating func field(_ slot: Int, code: UInt8, _ value: @autoclosure () -> Value) throws -> Int {
-        if binding.isIndexedSlot(slot) { indexValues.append((slot, value())) }
-        guard slot < binding.current.attributeFields.count, let f = binding.current.attributeFields[slot], f == nextField,
-              binding.current.fieldCodes[f] == code else {
+        if hasIndexes && binding.isIndexedSlot(slot) { indexValues.append((slot, value())) }
+        guard slot < slots.count, case let s = slots[slot], Int(s.field) == nextField, s.code == code else {
             throw StoreError.typeMismatch(expected: "the attributes of \(binding.name) in model order with their types",
                                           actual: "attribute \(slot) out of order or of another type")
         }
-        nextField = f + 1
-        return f
+        nextField += 1
+        return nextField - 1
     }
 
     @inline(__always)

@@ -210,8 +210,8 @@ public final class WriteContext: ReadContext {
             throw StoreError.corrupted(path: txn.environment.path, reason: .metadata("object ID \(id) of \(binding.name) is already used"))
         }
         bytesWritten += record.count + Self.entryOverhead
-        for r in binding.relationships where (r.minCount ?? 0) > 0 {
-            countChecks.insert(CountCheck(entity: binding.position, relationship: r.position, id: id))
+        for r in binding.minimumCountRelationships {
+            countChecks.insert(CountCheck(entity: binding.position, relationship: r, id: id))
         }
         lastInserted[binding.position] = id
         lastInsertedHasNoLinks[binding.position] = true

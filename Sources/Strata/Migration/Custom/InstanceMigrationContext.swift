@@ -5,7 +5,8 @@ public final class InstanceMigrationContext: MigrationContext {
     let mapping: EntityMapping
     /// The destination entities this mapping may create (a handful: searched by comparison, not hashed).
     let allowedEntities: [String]
-    var current: CurrentSource?
+    // Used by one pass, on the writer's thread: no dynamic exclusivity checks.
+    @exclusivity(unchecked) var current: CurrentSource?
 
     init(runner: StepRunner, txn: Transaction, writer: WriteContext, mapping: EntityMapping) throws {
         self.mapping = mapping

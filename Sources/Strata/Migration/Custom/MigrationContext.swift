@@ -16,11 +16,11 @@ public class MigrationContext {
     let lookups: DatabaseHandle
     /// The bindings of model types this context has checked against the model they are used with (a typed
     /// mapping uses a few: searched in order, without hashing).
-    private var checkedModels: [(type: ObjectIdentifier, binding: EntityBinding)] = []
+    @exclusivity(unchecked) private var checkedModels: [(type: ObjectIdentifier, binding: EntityBinding)] = []
     /// The destination bindings of model types this context inserted, resolved and checked once.
-    private var destinationModels: [(type: ObjectIdentifier, binding: EntityBinding)] = []
+    @exclusivity(unchecked) private var destinationModels: [(type: ObjectIdentifier, binding: EntityBinding)] = []
     /// Destination relationships named by key paths (the key path is kept, so its address is not reused).
-    private var keyPathRelationships: [(keyPath: AnyKeyPath, binding: EntityBinding, relationship: RelationshipBinding)] = []
+    @exclusivity(unchecked) private var keyPathRelationships: [(keyPath: AnyKeyPath, binding: EntityBinding, relationship: Int)] = []
 
     init(runner: StepRunner, txn: Transaction, writer: WriteContext) throws {
         self.runner = runner
@@ -88,11 +88,11 @@ public class MigrationContext {
     /// mapping's link: the key path is resolved once per context).
     func link<T: EntityModel>(_ id: ObjectID, _ type: T.Type, _ keyPath: AnyKeyPath, to target: ObjectID) throws {
         for entry in keyPathRelationships where entry.keyPath === keyPath {
-            return try writer.link(entry.binding, entry.relationship, id.rawValue, target.rawValue)
+            return try writer.link(entry.binding, entry.binding.relationships[entry.relationship], id.rawValue, target.rawValue)
         }
         let binding = try runner.destinationForWrites.entity(T.entityName)
         let r = try binding.relationship(try T.requirePropertyName(keyPath))
-        keyPathRelationships.append((keyPath, binding, r))
+        keyPathRelationships.append((keyPath, binding, r.position))
         try writer.link(binding, r, id.rawValue, target.rawValue)
     }
 

@@ -7,7 +7,9 @@ typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
 /// An LMDB cursor, owned by its transaction and closed when the transaction ends.
 final class Cursor {
     private let pointer: OpaquePointer
-    private unowned let transaction: Transaction
+    /// Not counted: a cursor is owned by its transaction and closed (``isClosed``) when the transaction ends, and
+    /// every use of the transaction below comes after that check.
+    private unowned(unsafe) let transaction: Transaction
     private(set) var isClosed = false
     /// The database's handle, and the store's keyring when it is encrypted (values are then opened and sealed
     /// through the transaction, see ``Transaction/opened(_:dbi:key:keyring:)``).
@@ -81,6 +83,7 @@ final class Cursor {
     /// `MDB_APPEND` was asked for a key that is not the greatest.
     @discardableResult
     func put(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws -> Bool {
+        if isClosed { throw StoreError.transactionEnded }
         if let keyring, let sealed = try transaction.sealed(value, dbi: dbi, key: key, keyring: keyring) {
             return try sealed.withUnsafeBytes { try putStored(key: key, value: $0, flags: flags) }
         }
