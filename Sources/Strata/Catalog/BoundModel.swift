@@ -106,6 +106,8 @@ final class EntityBinding: Sendable {
     /// The UTF-8 length of each attribute name (``position(of:)`` compares lengths before names).
     let attributeNameLengths: [Int]
     let attributeTypes: [AttributeType]
+    /// The number of attributes (read without touching an array).
+    let attributeCount: Int
     let attributeIndex: [String: Int]
     /// A new object's values: defaults, or null.
     let initialValues: [Value]
@@ -128,6 +130,13 @@ final class EntityBinding: Sendable {
     /// The current layout's fields hold the stored attributes in the model's order (model types write their
     /// fields straight into the record when they do).
     let currentFollowsModelOrder: Bool
+    /// The current layout's identifier, null bitmap size and header size (format byte and layout ID), for writers
+    /// that start records without copying the layout.
+    let currentLayoutID: UInt32
+    let currentBitmapSize: Int
+    let currentHeaderSize: Int
+    /// Whether any attribute has an index.
+    let hasIndexes: Bool
     /// The entity as the app's model declares it: ``entity`` itself, or for an older model bound to a newer
     /// store (`Opening/Downgrade.swift`) without the attributes it keeps for the newer model.
     let declaredEntity: Entity
@@ -158,6 +167,7 @@ final class EntityBinding: Sendable {
         attributeNames = entity.attributes.map(\.name)
         attributeNameLengths = attributeNames.map(\.utf8.count)
         attributeTypes = entity.attributes.map(\.type)
+        attributeCount = entity.attributes.count
         var index: [String: Int] = [:]
         for (i, a) in entity.attributes.enumerated() { index[a.name] = i }
         attributeIndex = index
@@ -217,6 +227,10 @@ final class EntityBinding: Sendable {
                                         wasBuilding: buildingIndexes.contains(ix.tag)))
         }
         self.indexes = indexes
+        self.hasIndexes = !indexes.isEmpty
+        self.currentLayoutID = current.layout.id
+        self.currentBitmapSize = current.layout.bitmapSize
+        self.currentHeaderSize = RecordCodec.headerSize(current.layout)
         var indexedSlots = [Bool](repeating: false, count: entity.attributes.count)
         for index in indexes { indexedSlots[index.attribute] = true }
         self.indexedSlots = indexedSlots

@@ -191,7 +191,7 @@ struct RecordFields {
     /// Reads attribute `a` (of `attributeTypes[a]`) as `T`: decoded in place from a field of type code `code` with `decode` when the
     /// attribute is a plain field, otherwise projected and converted with `fromValue`. Nil when null.
     @inline(__always)
-    mutating func read<T>(_ a: Int, types attributeTypes: [AttributeType], code: UInt8, decode: (inout BinaryReader) throws -> T,
+    mutating func read<T>(_ a: Int, types attributeTypes: () -> [AttributeType], code: UInt8, decode: (inout BinaryReader) throws -> T,
                           fromValue: (Value) -> T?) throws(ReadFailure) -> T? {
         guard let projection else { throw ReadFailure.damaged(DecodeFailure("no projection to read attributes through")) }
         let slots = projection.slots
@@ -222,7 +222,7 @@ struct RecordFields {
                 value = v
             case .converted(let f, _):
                 // A narrower field: decoded with its own type, widened to the attribute's.
-                value = try source.project(try storedValue(ofField: f), to: attributeTypes[a])
+                value = try source.project(try storedValue(ofField: f), to: attributeTypes()[a])
             case .reshaped(let f, let reshape, _):
                 guard var r = try reader(atField: f) else { value = source.valueWhenFieldIsNull; break }
                 value = .codable(try reshape.apply(toJSON: Data(try r.lengthPrefixed())))

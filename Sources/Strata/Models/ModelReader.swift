@@ -81,7 +81,7 @@ public struct ModelReader: ~Copyable {
             }
             return converted
         }
-        guard slot < binding.attributeTypes.count else { throw corrupted("attribute \(slot) is missing") }
+        guard slot < binding.attributeCount else { throw corrupted("attribute \(slot) is missing") }
         do {
             return try record?.read(slot, of: binding, code: code, decode: decode, fromValue: convert) ?? nil
         } catch {

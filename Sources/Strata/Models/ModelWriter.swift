@@ -31,15 +31,15 @@ public struct ModelWriter: ~Copyable {
         self.isDirect = binding.currentFollowsModelOrder && !collectingValues
         self.bytes = BinaryWriter(capacity: 0)
         self.values = isDirect ? [] : binding.initialValues
-        self.bitmapOffset = RecordCodec.headerSize(binding.current.layout)
+        self.bitmapOffset = binding.currentHeaderSize
         self.slots = binding.current.slots
-        self.hasIndexes = !binding.indexes.isEmpty
+        self.hasIndexes = binding.hasIndexes
     }
 
     /// Starts the record in ``bytes``.
     mutating func begin() {
         if isDirect {
-            _ = RecordCodec.begin(binding.current.layout, into: &bytes)
+            _ = RecordCodec.begin(layoutID: binding.currentLayoutID, bitmapSize: binding.currentBitmapSize, into: &bytes)
         } else {
             bytes.reset()
         }

@@ -6,11 +6,17 @@ enum RecordCodec {
     /// Returns the offset of the bitmap.
     @inline(__always)
     static func begin(_ layout: RecordLayout, into w: inout BinaryWriter) -> Int {
+        begin(layoutID: layout.id, bitmapSize: layout.bitmapSize, into: &w)
+    }
+
+    /// Starts a record of the layout `layoutID` whose null bitmap has `bitmapSize` bytes; returns the bitmap's offset.
+    @inline(__always)
+    static func begin(layoutID: UInt32, bitmapSize: Int, into w: inout BinaryWriter) -> Int {
         w.reset()
         w.u8(RecordFormat.version)
-        w.varint(UInt64(layout.id))
+        w.varint(UInt64(layoutID))
         let bitmapOffset = w.count
-        for _ in 0..<layout.bitmapSize { w.u8(0) }
+        for _ in 0..<bitmapSize { w.u8(0) }
         return bitmapOffset
     }
 

@@ -43,8 +43,8 @@ final class Cursor {
         if rc != 0 { throw transaction.fail(rc, "mdb_cursor_get") }
         let storedKey = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
         let stored = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
-        if let keyring {
-            let value = transaction.opened(stored, dbi: dbi, key: storedKey, keyring: keyring)
+        if keyring != nil {
+            let value = transaction.opened(stored, dbi: dbi, key: storedKey, keyring: keyring!)
             // Read as it is (clear, or plain while the store is being encrypted or decrypted): no epoch.
             lastEpoch = value.baseAddress == stored.baseAddress ? 0 : SealedValue.epoch(of: stored) ?? 0
             return (storedKey, value)
@@ -84,7 +84,8 @@ final class Cursor {
     @discardableResult
     func put(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws -> Bool {
         if isClosed { throw StoreError.transactionEnded }
-        if let keyring, let sealed = try transaction.sealed(value, dbi: dbi, key: key, keyring: keyring) {
+        // Compared, not bound: a clear store's puts touch no reference count.
+        if keyring != nil, let sealed = try transaction.sealed(value, dbi: dbi, key: key, keyring: keyring!) {
             return try sealed.withUnsafeBytes { try putStored(key: key, value: $0, flags: flags) }
         }
         return try putStored(key: key, value: value, flags: flags)
