@@ -16,6 +16,9 @@ struct RecordFields {
     /// The layout's projection, for reads of attributes (nil for byte-level rewrites, which read fields only).
     /// Not counted: a record reader lives inside a read of the store, whose bound model holds the projection.
     unowned(unsafe) let projection: LayoutProjection?
+    /// The projection's slots (``LayoutProjection/slots``; empty without a projection): attributes read as they
+    /// are stored are found through them without touching the projection.
+    private let slots: UnsafeBufferPointer<LayoutProjection.Slot>
     let layoutID: UInt32
     /// Each field's type code (``TypeCode``), in memory the projection (or the transcoder's program) owns.
     let fieldCodes: UnsafeBufferPointer<UInt8>
@@ -62,6 +65,7 @@ struct RecordFields {
         guard r.end - r.offset >= bitmapSize else { throw DecodeFailure("the null bitmap runs past the end") }
         self.bytes = bytes
         self.projection = projection
+        self.slots = projection?.slots ?? UnsafeBufferPointer(start: nil, count: 0)
         self.layoutID = layoutID
         self.fieldCodes = codes
         self.bitmapStart = r.offset
@@ -193,8 +197,6 @@ struct RecordFields {
     @inline(__always)
     mutating func read<T>(_ a: Int, types attributeTypes: () -> [AttributeType], code: UInt8, decode: (inout BinaryReader) throws -> T,
                           fromValue: (Value) -> T?) throws(ReadFailure) -> T? {
-        guard let projection else { throw ReadFailure.damaged(DecodeFailure("no projection to read attributes through")) }
-        let slots = projection.slots
         if a < slots.count, slots[a].readsAsIs {
             let slot = slots[a]
             guard slot.field >= 0 else { return nil }
@@ -208,6 +210,7 @@ struct RecordFields {
                 throw ReadFailure.damaged(DecodeFailure("\(error)"))
             }
         }
+        guard let projection else { throw ReadFailure.damaged(DecodeFailure("no projection to read attributes through")) }
         let source = projection.sources[a]
         let value: Value
         do {

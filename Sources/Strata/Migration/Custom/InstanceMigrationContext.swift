@@ -60,6 +60,7 @@ public final class InstanceMigrationContext: MigrationContext {
 
     /// Runs `insert` with the identifier the new object takes (the source's, or nil for a new one), and
     /// records which source object a new one was made from.
+    @inline(__always)
     private func insertAssociated(_ binding: EntityBinding, keepingSourceID: Bool, _ insert: (UInt64?) throws -> UInt64) throws -> ObjectID {
         let id: UInt64
         if keepingSourceID, let source = current {
