@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import StrataModels
+import StrataTestKit
 import StrataTestSupport
 import Testing
 
@@ -44,24 +45,15 @@ import Testing
         try context.link(section, \V2.Section.post, to: kept)
     }
 
-    /// The same split as a dynamic policy.
-    static let dynamic = EntityMapping.transform("Post", destinations: ["Section"], instances: { post, ctx in
-        try ctx.insert(try ctx.inferredObject(for: post))
-        guard let content = post["content"].stringValue else { return }
-        var section = try ctx.makeObject("Section")
-        section["body"] = .string(content)
-        section["title"] = .string(String(content.prefix(4)) + "...")
-        section["index"] = .int64(7)
-        let id = try ctx.insert(section, keepingSourceID: false)
-        try ctx.link(post.id, of: "Post", "sections", to: id)
-    })
+    /// The same split as a dynamic policy (by name, on `DynamicObject`s).
+    static let dynamic = SplitPolicies.closureSplit
 
     static let texts = ["", "a", "abcd", "abcde", "héllo wörld", "e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}", "👨‍👩‍👧‍👦 family",
                         "ab\r\ncd", "日本語のテキストです", "x\u{0}y", "🇫🇷🇩🇪🇮🇹🇪🇸!", "plain ascii text that is longer"]
 
     /// `count` posts from `seed`, a fifth without content.
     static func posts(_ count: Int, seed: UInt64) -> [V1.Post] {
-        var rng = SplitMix(state: seed)
+        var rng = SeededGenerator(seed: seed)
         return (0..<count).map { i in
             let roll = rng.next() % 10
             let content: String? = roll < 2 ? nil : texts[Int(rng.next() % UInt64(texts.count))] + (roll < 5 ? "" : " \(rng.next() % 50)")
@@ -174,18 +166,6 @@ import Testing
             dumps.append(try StoreDump.lines(store))
         }
         #expect(dumps[0] == dumps[1])
-    }
-
-    /// SplitMix64: the same posts from the same seed on every run.
-    struct SplitMix {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 
     final class Counter: @unchecked Sendable {
