@@ -121,6 +121,9 @@ final class EntityBinding: Sendable {
     let indexes: [IndexBinding]
     /// Whether the attribute at each position has an index.
     private let indexedSlots: [Bool]
+    /// How new records of the current layout are written (pointers into ``writePlanStorage``).
+    let writePlan: RecordWritePlan
+    private let writePlanStorage: RecordWritePlan.Storage
     /// Model types (``EntityModel``) checked to declare this entity as the bound model does.
     let verifiedModels = Mutex<Set<ObjectIdentifier>>([])
     /// The current layout's fields hold the stored attributes in the model's order (model types write their
@@ -217,6 +220,10 @@ final class EntityBinding: Sendable {
         var indexedSlots = [Bool](repeating: false, count: entity.attributes.count)
         for index in indexes { indexedSlots[index.attribute] = true }
         self.indexedSlots = indexedSlots
+        self.writePlanStorage = RecordWritePlan.Storage(layout: current.layout, fieldAttributes: currentFieldAttributes,
+                                                        attributeCount: entity.attributes.count, required: requiredAttributes,
+                                                        indexed: indexes.map(\.attribute))
+        self.writePlan = writePlanStorage.plan
         // Model types write their fields straight into the record only when they write all of them.
         self.currentFollowsModelOrder = keptAttributes.isEmpty
             && zip(currentFieldAttributes, currentFieldAttributes.dropFirst()).allSatisfy { $0 < $1 }

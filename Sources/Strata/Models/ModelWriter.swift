@@ -14,7 +14,8 @@ public struct ModelWriter: ~Copyable {
     let isDirect: Bool
     /// The attribute values, for a current layout in another order than the model's (then encoded at the end).
     var values: [Value]
-    private let bitmapOffset: Int
+    /// The binding's write plan: where each attribute goes (kept alive by the binding).
+    private let plan: RecordWritePlan
     private var nextField = 0
     /// Values of indexed attributes, by slot.
     var indexValues: [(slot: Int, value: Value)] = []
@@ -28,13 +29,13 @@ public struct ModelWriter: ~Copyable {
         self.isDirect = binding.currentFollowsModelOrder && !collectingValues
         self.bytes = BinaryWriter(capacity: 0)
         self.values = isDirect ? [] : binding.initialValues
-        self.bitmapOffset = RecordCodec.headerSize(binding.current.layout)
+        self.plan = binding.writePlan
     }
 
     /// Starts the record in ``bytes``.
     mutating func begin() {
         if isDirect {
-            _ = RecordCodec.begin(binding.current.layout, into: &bytes)
+            plan.begin(&bytes)
         } else {
             bytes.reset()
         }
@@ -42,8 +43,8 @@ public struct ModelWriter: ~Copyable {
 
     /// Checks that every stored attribute was written (direct mode).
     func finish() throws {
-        if isDirect && nextField != binding.current.fieldCodes.count {
-            throw StoreError.typeMismatch(expected: "\(binding.current.fieldCodes.count) attributes for \(binding.name)",
+        if isDirect && nextField != plan.fields.count {
+            throw StoreError.typeMismatch(expected: "\(plan.fields.count) attributes for \(binding.name)",
                                           actual: "\(nextField) written")
         }
     }
@@ -51,14 +52,18 @@ public struct ModelWriter: ~Copyable {
     /// The field `slot` writes next in direct mode; records the value for an index.
     @inline(__always)
     private mutating func field(_ slot: Int, code: UInt8, _ value: @autoclosure () -> Value) throws -> Int {
-        if binding.isIndexedSlot(slot) { indexValues.append((slot, value())) }
-        guard slot < binding.current.attributeFields.count, let f = binding.current.attributeFields[slot], f == nextField,
-              binding.current.fieldCodes[f] == code else {
-            throw StoreError.typeMismatch(expected: "the attributes of \(binding.name) in model order with their types",
-                                          actual: "attribute \(slot) out of order or of another type")
-        }
-        nextField = f + 1
-        return f
+        guard slot >= 0, slot < plan.slots.count else { throw outOfOrder(slot) }
+        let s = plan.slots[slot]
+        if s.isIndexed { indexValues.append((slot, value())) }
+        // A transient attribute has field -1: never the next one.
+        guard Int(s.field) == nextField, s.code == code else { throw outOfOrder(slot) }
+        nextField += 1
+        return Int(s.field)
+    }
+
+    private func outOfOrder(_ slot: Int) -> StoreError {
+        StoreError.typeMismatch(expected: "the attributes of \(binding.name) in model order with their types",
+                                actual: "attribute \(slot) out of order or of another type")
     }
 
     @inline(__always)
@@ -81,6 +86,6 @@ public struct ModelWriter: ~Copyable {
             return
         }
         let f = try field(slot, code: code, .null)
-        RecordCodec.markNull(field: f, bitmapOffset: bitmapOffset, in: &bytes)
+        RecordCodec.markNull(field: f, bitmapOffset: plan.bitmapOffset, in: &bytes)
     }
 }

@@ -112,9 +112,14 @@ struct BinaryWriter: ~Copyable {
 
     mutating func lengthPrefixed(_ data: Data) { data.withUnsafeBytes { lengthPrefixed($0) } }
 
-    mutating func string(_ s: String) {
-        var s = s
-        s.withUTF8 { lengthPrefixed(UnsafeRawBufferPointer($0)) }
+    /// A string's UTF-8 bytes, length-prefixed: one copy straight from a native string's storage (no copy of
+    /// the string itself); bridged or foreign strings are made contiguous first.
+    @inline(__always) mutating func string(_ s: String) {
+        let done: Void? = s.utf8.withContiguousStorageIfAvailable { lengthPrefixed(UnsafeRawBufferPointer($0)) }
+        if done == nil {
+            var s = s
+            s.withUTF8 { lengthPrefixed(UnsafeRawBufferPointer($0)) }
+        }
     }
 }
 

@@ -106,6 +106,8 @@ final class Cursor {
     @inline(__always)
     private func putStored(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32) throws -> Bool {
         if isClosed { throw StoreError.transactionEnded }
+        // One strong reference for both calls (each access of an unowned reference takes one).
+        let transaction = self.transaction
         try transaction.ensureUsable()
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
