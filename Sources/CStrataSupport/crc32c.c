@@ -81,3 +81,17 @@ uint32_t strata_crc32c(uint32_t crc, const void *data, size_t length) {
     crc = crc_hardware_available() ? crc_hardware(crc, p, length) : crc_software(crc, p, length);
     return ~crc;
 }
+
+uint32_t strata_crc32c_concat(const void *a, size_t alength, const void *b, size_t blength) {
+    const unsigned char *p = (const unsigned char *)a, *q = (const unsigned char *)b;
+    // Between the two parts the running value is not inverted: inversions at the ends only.
+    uint32_t crc = ~(uint32_t)0;
+    if (crc_hardware_available()) {
+        crc = crc_hardware(crc, p, alength);
+        crc = crc_hardware(crc, q, blength);
+    } else {
+        crc = crc_software(crc, p, alength);
+        crc = crc_software(crc, q, blength);
+    }
+    return ~crc;
+}

@@ -8,6 +8,12 @@ enum Checksum {
         strata_crc32c(seed, bytes.baseAddress, bytes.count)
     }
 
+    /// The CRC-32C of `a` followed by `b`, in one pass (no running value inverted and inverted back between).
+    @inline(__always)
+    static func crc32c(_ a: UnsafeRawBufferPointer, then b: UnsafeRawBufferPointer) -> UInt32 {
+        strata_crc32c_concat(a.baseAddress, a.count, b.baseAddress, b.count)
+    }
+
     static func crc32c(_ bytes: [UInt8], seed: UInt32 = 0) -> UInt32 {
         bytes.withUnsafeBytes { crc32c($0, seed: seed) }
     }

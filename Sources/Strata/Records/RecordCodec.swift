@@ -42,12 +42,11 @@ enum RecordCodec {
     @inline(__always)
     static func checksum(body: UnsafeRawBufferPointer, entityTag: UInt32, id: UInt64) -> UInt32 {
         var key: (UInt32, UInt32, UInt32) = (0, 0, 0)  // 12 bytes without padding
-        let seed = withUnsafeMutableBytes(of: &key) { p -> UInt32 in
+        return withUnsafeMutableBytes(of: &key) { p -> UInt32 in
             p.storeBytes(of: entityTag.bigEndian, toByteOffset: 0, as: UInt32.self)
             p.storeBytes(of: id.bigEndian, toByteOffset: 4, as: UInt64.self)
-            return Checksum.crc32c(UnsafeRawBufferPointer(p))
+            return Checksum.crc32c(UnsafeRawBufferPointer(p), then: body)
         }
-        return Checksum.crc32c(body, seed: seed)
     }
 
     /// The layout ID a record says it has, without checking it (bookkeeping; decoding checks everything).
