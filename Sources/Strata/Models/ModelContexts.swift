@@ -5,11 +5,12 @@ extension ReadContext {
     /// store's model does (a type of another version of the model would read and write other fields).
     @inline(__always)
     func modelBinding<T: EntityModel>(_ type: T.Type) throws -> EntityBinding {
-        // The type checked last, while no other entity was named since: no lookup, no lock.
-        if let last = lastBinding, lastModelType == ObjectIdentifier(T.self) { return last }
+        // The type checked last: no lookup by name, no lock. (The context tracks the entities an observed query
+        // reads from its start, so the entity was tracked when it was first looked up.)
+        if let last = lastModel, last.type == ObjectIdentifier(T.self) { return last.binding }
         let binding = try binding(T.entityName)
         try binding.verifyModel(T.self)
-        lastModelType = ObjectIdentifier(T.self)
+        lastModel = (ObjectIdentifier(T.self), binding)
         return binding
     }
 

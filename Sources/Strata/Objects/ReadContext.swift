@@ -28,10 +28,10 @@ public class ReadContext {
     public var schema: Schema { model.schema }
 
     /// The last binding looked up: loops name the same entity again and again.
-    @exclusivity(unchecked) private(set) var lastBinding: EntityBinding?
-    /// The model type (``EntityModel``) ``lastBinding`` was checked against, if any: typed loops name the same
-    /// type again and again (see ``modelBinding(_:)``).
-    @exclusivity(unchecked) var lastModelType: ObjectIdentifier?
+    @exclusivity(unchecked) private var lastBinding: EntityBinding?
+    /// The last model type (``EntityModel``) checked against its entity's binding, with that binding: typed loops
+    /// name the same type again and again (see ``modelBinding(_:)``).
+    @exclusivity(unchecked) var lastModel: (type: ObjectIdentifier, binding: EntityBinding)?
 
     /// The entities this context's reads named, when an observation tracks them (nil otherwise).
     @exclusivity(unchecked) var region: Set<UInt32>?
@@ -40,7 +40,6 @@ public class ReadContext {
         if let last = lastBinding, last.name == entity { return last }
         let binding = try model.entity(entity)
         lastBinding = binding
-        lastModelType = nil
         if region != nil { track(binding) }
         return binding
     }
