@@ -13,9 +13,7 @@ import StrataBenchLMDB
 /// The `meta` database holds a 36-byte schema record `[version u32 LE][32-byte hash]`, which `open` reads
 /// and compares as Strata compares its version hashes.
 public enum RawLMDB {
-    /// 1 TiB, or `STRATA_BENCH_LMDB_MAP_SIZE` bytes (valgrind cannot reserve 1 TiB of address space: callgrind
-    /// runs of raw LMDB set a smaller map).
-    static let mapSize = ProcessInfo.processInfo.environment["STRATA_BENCH_LMDB_MAP_SIZE"].flatMap(Int.init) ?? 1 << 40
+    static let mapSize = 1 << 40
 
     public static func run(_ task: ChildTask) throws -> ChildReport? {
         let task = task.asPeer
