@@ -14,6 +14,10 @@ extern "C" {
 /// Uses the SSE4.2 or ARMv8 CRC instructions when the CPU has them, a table otherwise.
 uint32_t strata_crc32c(uint32_t crc, const void *data, size_t length);
 
+/// CRC-32C of the concatenation of `a` (`alength` bytes) and `b` (`blength` bytes), in one call: equals
+/// `strata_crc32c(strata_crc32c(0, a, alength), b, blength)` (a record's checksum: its key, then its bytes).
+uint32_t strata_crc32c_concat(const void *a, size_t alength, const void *b, size_t blength);
+
 /// Installs (once per process) a `pthread_atfork` child handler that marks the process as forked.
 void strata_install_fork_detector(void);
 

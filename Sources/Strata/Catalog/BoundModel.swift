@@ -125,6 +125,9 @@ final class EntityBinding: Sendable {
     let indexes: [IndexBinding]
     /// Whether the attribute at each position has an index.
     private let indexedSlots: [Bool]
+    /// How new records of the current layout are written (pointers into ``writePlanStorage``).
+    let writePlan: RecordWritePlan
+    private let writePlanStorage: RecordWritePlan.Storage
     /// Model types (``EntityModel``) checked to declare this entity as the bound model does: a list, as an app
     /// has one or two per entity (a `Set` here would make the first store to close scan every protocol
     /// conformance of the binary when it destroys the set's type for the first time).
@@ -132,13 +135,6 @@ final class EntityBinding: Sendable {
     /// The current layout's fields hold the stored attributes in the model's order (model types write their
     /// fields straight into the record when they do).
     let currentFollowsModelOrder: Bool
-    /// The current layout's identifier, null bitmap size and header size (format byte and layout ID), for writers
-    /// that start records without copying the layout.
-    let currentLayoutID: UInt32
-    let currentBitmapSize: Int
-    let currentHeaderSize: Int
-    /// Whether any attribute has an index.
-    let hasIndexes: Bool
     /// The entity as the app's model declares it: ``entity`` itself, or for an older model bound to a newer
     /// store (`Opening/Downgrade.swift`) without the attributes it keeps for the newer model.
     let declaredEntity: Entity
@@ -229,13 +225,13 @@ final class EntityBinding: Sendable {
                                         wasBuilding: buildingIndexes.contains(ix.tag)))
         }
         self.indexes = indexes
-        self.hasIndexes = !indexes.isEmpty
-        self.currentLayoutID = current.layout.id
-        self.currentBitmapSize = current.layout.bitmapSize
-        self.currentHeaderSize = RecordCodec.headerSize(current.layout)
         var indexedSlots = [Bool](repeating: false, count: entity.attributes.count)
         for index in indexes { indexedSlots[index.attribute] = true }
         self.indexedSlots = indexedSlots
+        self.writePlanStorage = RecordWritePlan.Storage(layout: current.layout, fieldAttributes: currentFieldAttributes,
+                                                        attributeCount: entity.attributes.count, required: requiredAttributes,
+                                                        indexed: indexes.map(\.attribute))
+        self.writePlan = writePlanStorage.plan
         // Model types write their fields straight into the record only when they write all of them.
         self.currentFollowsModelOrder = keptAttributes.isEmpty
             && zip(currentFieldAttributes, currentFieldAttributes.dropFirst()).allSatisfy { $0 < $1 }

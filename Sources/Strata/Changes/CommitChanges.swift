@@ -150,13 +150,12 @@ struct ChangeRecorder {
         }
     }
 
-    /// Edits an entity's pending changes in place (taken out of the array, so its lists are not copied).
+    /// Edits an entity's pending changes in place (its lists are not copied).
     @inline(__always)
     private mutating func edit(_ entity: Int, _ body: (inout Pending) -> Void) {
         isEmpty = false
-        var p = pending[entity].take() ?? Pending()
-        body(&p)
-        pending[entity] = p
+        if case .none = pending[entity] { pending[entity] = Pending() }
+        body(&pending[entity]!)
     }
 
     /// The transaction's changes by entity tag, with the same object never listed twice.

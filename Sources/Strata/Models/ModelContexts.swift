@@ -3,9 +3,14 @@ import Foundation
 extension ReadContext {
     /// The binding of a model type's entity, after checking that the type declares the entity exactly as the
     /// store's model does (a type of another version of the model would read and write other fields).
+    @inline(__always)
     func modelBinding<T: EntityModel>(_ type: T.Type) throws -> EntityBinding {
+        // The type checked last: no lookup by name, no lock. (The context tracks the entities an observed query
+        // reads from its start, so the entity was tracked when it was first looked up.)
+        if let last = lastModel, last.type == ObjectIdentifier(T.self) { return last.binding }
         let binding = try binding(T.entityName)
         try binding.verifyModel(T.self)
+        lastModel = (ObjectIdentifier(T.self), binding)
         return binding
     }
 
@@ -80,8 +85,8 @@ extension WriteContext {
         swap(&record.indexValues, &modelIndexValues)
         swap(&record.links, &modelLinks)
         defer {
-            record.indexValues.removeAll(keepingCapacity: true)
-            record.links.removeAll(keepingCapacity: true)
+            if !record.indexValues.isEmpty { record.indexValues.removeAll(keepingCapacity: true) }
+            if !record.links.isEmpty { record.links.removeAll(keepingCapacity: true) }
             swap(&record.bytes, &writer)
             swap(&record.indexValues, &modelIndexValues)
             swap(&record.links, &modelLinks)
@@ -99,10 +104,7 @@ extension WriteContext {
             if let index = binding.index(on: slot) { try addIndexEntry(binding, index, value, id: id) }
         }
         if record.isDirect {
-            RecordCodec.seal(&record.bytes, entityTag: binding.tag, id: id)
-            guard record.bytes.count <= RecordFormat.maximumSize else {
-                throw StoreError.valueTooLarge(size: record.bytes.count, maximum: RecordFormat.maximumSize)
-            }
+            try binding.seal(&record.bytes, id: id)
         } else {
             var row = record.values
             try binding.validate(&row)

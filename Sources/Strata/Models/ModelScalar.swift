@@ -224,10 +224,7 @@ extension String: ModelScalar {
         try record.read(slot, code: 7, { try $0.string() }, String.init(storedValue:))
     }
     public func write(_ slot: Int, to record: inout ModelWriter) throws {
-        try record.put(slot, code: 7, .string(self)) { w in
-            var s = self
-            s.withUTF8 { w.lengthPrefixed($0) }
-        }
+        try record.put(slot, code: 7, .string(self)) { $0.string(self) }
     }
     public static func defaultValue(_ literal: ModelLiteral) -> Value? {
         if case .string(let v) = literal { .string(v) } else { nil }

@@ -14,11 +14,9 @@ public struct ModelWriter: ~Copyable {
     let isDirect: Bool
     /// The attribute values, for a current layout in another order than the model's (then encoded at the end).
     var values: [Value]
-    private let bitmapOffset: Int
+    /// The binding's write plan: where each attribute goes (kept alive by the binding).
+    private let plan: RecordWritePlan
     private var nextField = 0
-    /// Where each slot's field is in the current layout (the projection's memory: read without counting references).
-    private let slots: UnsafeBufferPointer<LayoutProjection.Slot>
-    private let hasIndexes: Bool
     /// Values of indexed attributes, by slot.
     var indexValues: [(slot: Int, value: Value)] = []
     /// Relationship positions and the objects they link to.
@@ -31,15 +29,13 @@ public struct ModelWriter: ~Copyable {
         self.isDirect = binding.currentFollowsModelOrder && !collectingValues
         self.bytes = BinaryWriter(capacity: 0)
         self.values = isDirect ? [] : binding.initialValues
-        self.bitmapOffset = binding.currentHeaderSize
-        self.slots = binding.current.slots
-        self.hasIndexes = binding.hasIndexes
+        self.plan = binding.writePlan
     }
 
     /// Starts the record in ``bytes``.
     mutating func begin() {
         if isDirect {
-            _ = RecordCodec.begin(layoutID: binding.currentLayoutID, bitmapSize: binding.currentBitmapSize, into: &bytes)
+            plan.begin(&bytes)
         } else {
             bytes.reset()
         }
@@ -47,8 +43,8 @@ public struct ModelWriter: ~Copyable {
 
     /// Checks that every stored attribute was written (direct mode).
     func finish() throws {
-        if isDirect && nextField != binding.current.fieldCodes.count {
-            throw StoreError.typeMismatch(expected: "\(binding.current.fieldCodes.count) attributes for \(binding.name)",
+        if isDirect && nextField != plan.fields.count {
+            throw StoreError.typeMismatch(expected: "\(plan.fields.count) attributes for \(binding.name)",
                                           actual: "\(nextField) written")
         }
     }
@@ -56,13 +52,18 @@ public struct ModelWriter: ~Copyable {
     /// The field `slot` writes next in direct mode; records the value for an index.
     @inline(__always)
     private mutating func field(_ slot: Int, code: UInt8, _ value: @autoclosure () -> Value) throws -> Int {
-        if hasIndexes && binding.isIndexedSlot(slot) { indexValues.append((slot, value())) }
-        guard slot < slots.count, case let s = slots[slot], Int(s.field) == nextField, s.code == code else {
-            throw StoreError.typeMismatch(expected: "the attributes of \(binding.name) in model order with their types",
-                                          actual: "attribute \(slot) out of order or of another type")
-        }
+        guard slot >= 0, slot < plan.slots.count else { throw outOfOrder(slot) }
+        let s = plan.slots[slot]
+        if s.isIndexed { indexValues.append((slot, value())) }
+        // A transient attribute has field -1: never the next one.
+        guard Int(s.field) == nextField, s.code == code else { throw outOfOrder(slot) }
         nextField += 1
-        return nextField - 1
+        return Int(s.field)
+    }
+
+    private func outOfOrder(_ slot: Int) -> StoreError {
+        StoreError.typeMismatch(expected: "the attributes of \(binding.name) in model order with their types",
+                                actual: "attribute \(slot) out of order or of another type")
     }
 
     @inline(__always)
@@ -85,6 +86,6 @@ public struct ModelWriter: ~Copyable {
             return
         }
         let f = try field(slot, code: code, .null)
-        RecordCodec.markNull(field: f, bitmapOffset: bitmapOffset, in: &bytes)
+        RecordCodec.markNull(field: f, bitmapOffset: plan.bitmapOffset, in: &bytes)
     }
 }

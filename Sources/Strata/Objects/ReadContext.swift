@@ -29,6 +29,9 @@ public class ReadContext {
 
     /// The last binding looked up: loops name the same entity again and again.
     @exclusivity(unchecked) private var lastBinding: EntityBinding?
+    /// The last model type (``EntityModel``) checked against its entity's binding, with that binding: typed loops
+    /// name the same type again and again (see ``modelBinding(_:)``).
+    @exclusivity(unchecked) var lastModel: (type: ObjectIdentifier, binding: EntityBinding)?
 
     /// The entities this context's reads named, when an observation tracks them (nil otherwise).
     @exclusivity(unchecked) var region: Set<UInt32>?

@@ -189,12 +189,16 @@ public final class WriteContext: ReadContext {
 
     /// Inserts a row of attribute values; with `id`, under that identifier (used by migrations).
     func insertRow(_ binding: EntityBinding, _ row: inout [Value], id: UInt64?) throws -> UInt64 {
-        try binding.validate(&row)
+        // Values that all have their attribute's type (the common case) are checked as they are encoded.
+        if !binding.encodeExactly(row, into: &writer) {
+            try binding.validate(&row)
+            try binding.encodeBody(row, into: &writer)
+        }
         let id = try id ?? allocateID()
+        try binding.seal(&writer, id: id)
         for index in binding.indexes {
             try addIndexEntry(binding, index, row[index.attribute], id: id)
         }
-        try binding.encode(row, id: id, into: &writer)
         try storeNewRecord(binding, id: id, record: writer.buffer)
         return id
     }

@@ -8,6 +8,12 @@ enum Checksum {
         strata_crc32c(seed, bytes.baseAddress, bytes.count)
     }
 
+    /// The CRC-32C of `a` followed by `b`, in one pass (no running value inverted and inverted back between).
+    @inline(__always)
+    static func crc32c(_ a: UnsafeRawBufferPointer, then b: UnsafeRawBufferPointer) -> UInt32 {
+        strata_crc32c_concat(a.baseAddress, a.count, b.baseAddress, b.count)
+    }
+
     static func crc32c(_ bytes: [UInt8], seed: UInt32 = 0) -> UInt32 {
         bytes.withUnsafeBytes { crc32c($0, seed: seed) }
     }
@@ -112,9 +118,14 @@ struct BinaryWriter: ~Copyable {
 
     mutating func lengthPrefixed(_ data: Data) { data.withUnsafeBytes { lengthPrefixed($0) } }
 
-    mutating func string(_ s: String) {
-        var s = s
-        s.withUTF8 { lengthPrefixed(UnsafeRawBufferPointer($0)) }
+    /// A string's UTF-8 bytes, length-prefixed: one copy straight from a native string's storage (no copy of
+    /// the string itself); bridged or foreign strings are made contiguous first.
+    @inline(__always) mutating func string(_ s: String) {
+        let done: Void? = s.utf8.withContiguousStorageIfAvailable { lengthPrefixed(UnsafeRawBufferPointer($0)) }
+        if done == nil {
+            var s = s
+            s.withUTF8 { lengthPrefixed(UnsafeRawBufferPointer($0)) }
+        }
     }
 }
 

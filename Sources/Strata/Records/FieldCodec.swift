@@ -38,26 +38,25 @@ enum FieldCodec {
     /// value is not of that type. The record writer's fast path: no `AttributeType` is copied.
     @inline(__always)
     static func encode(_ value: Value, code: UInt8, into w: inout BinaryWriter) -> Bool {
-        switch (code, value) {
-        case (1, .int64(let v)): w.fixed(v)
-        case (2, .int32(let v)): w.fixed(v)
-        case (3, .int16(let v)): w.fixed(v)
-        case (4, .double(let v)): w.fixed(v.bitPattern)
-        case (5, .float(let v)): w.fixed(v.bitPattern)
-        case (6, .bool(let v)): w.u8(v ? 1 : 0)
-        case (7, .string(var s)): s.withUTF8 { w.lengthPrefixed($0) }
-        case (8, .date(let v)): w.fixed(v.timeIntervalSinceReferenceDate.bitPattern)
-        case (9, .data(let d)):
+        // Switched on the value alone (a tuple with the code would copy it), each case checking the code.
+        switch value {
+        case .int64(let v): guard code == 1 else { return false }; w.fixed(v)
+        case .int32(let v): guard code == 2 else { return false }; w.fixed(v)
+        case .int16(let v): guard code == 3 else { return false }; w.fixed(v)
+        case .double(let v): guard code == 4 else { return false }; w.fixed(v.bitPattern)
+        case .float(let v): guard code == 5 else { return false }; w.fixed(v.bitPattern)
+        case .bool(let v): guard code == 6 else { return false }; w.u8(v ? 1 : 0)
+        case .string(let s): guard code == 7 else { return false }; w.string(s)
+        case .date(let v): guard code == 8 else { return false }; w.fixed(v.timeIntervalSinceReferenceDate.bitPattern)
+        case .data(let d):
+            guard code == 9 else { return false }
             w.varint(UInt64(d.count))
             d.withUnsafeBytes { w.raw($0) }
-        case (10, .uuid(let v)): withUnsafeBytes(of: v.uuid) { w.raw($0) }
-        case (11, .url(let u)):
-            var s = u.absoluteString
-            s.withUTF8 { w.lengthPrefixed($0) }
-        case (12, .decimal(let d)):
-            var s = d.isNaN ? "NaN" : d.description
-            s.withUTF8 { w.lengthPrefixed($0) }
-        case (13, .codable(let d)):
+        case .uuid(let v): guard code == 10 else { return false }; withUnsafeBytes(of: v.uuid) { w.raw($0) }
+        case .url(let u): guard code == 11 else { return false }; w.string(u.absoluteString)
+        case .decimal(let d): guard code == 12 else { return false }; w.string(d.isNaN ? "NaN" : d.description)
+        case .codable(let d):
+            guard code == 13 else { return false }
             w.varint(UInt64(d.count))
             d.withUnsafeBytes { w.raw($0) }
         default: return false

@@ -6,17 +6,11 @@ enum RecordCodec {
     /// Returns the offset of the bitmap.
     @inline(__always)
     static func begin(_ layout: RecordLayout, into w: inout BinaryWriter) -> Int {
-        begin(layoutID: layout.id, bitmapSize: layout.bitmapSize, into: &w)
-    }
-
-    /// Starts a record of the layout `layoutID` whose null bitmap has `bitmapSize` bytes; returns the bitmap's offset.
-    @inline(__always)
-    static func begin(layoutID: UInt32, bitmapSize: Int, into w: inout BinaryWriter) -> Int {
         w.reset()
         w.u8(RecordFormat.version)
-        w.varint(UInt64(layoutID))
+        w.varint(UInt64(layout.id))
         let bitmapOffset = w.count
-        for _ in 0..<bitmapSize { w.u8(0) }
+        for _ in 0..<layout.bitmapSize { w.u8(0) }
         return bitmapOffset
     }
 
@@ -48,12 +42,11 @@ enum RecordCodec {
     @inline(__always)
     static func checksum(body: UnsafeRawBufferPointer, entityTag: UInt32, id: UInt64) -> UInt32 {
         var key: (UInt32, UInt32, UInt32) = (0, 0, 0)  // 12 bytes without padding
-        let seed = withUnsafeMutableBytes(of: &key) { p -> UInt32 in
+        return withUnsafeMutableBytes(of: &key) { p -> UInt32 in
             p.storeBytes(of: entityTag.bigEndian, toByteOffset: 0, as: UInt32.self)
             p.storeBytes(of: id.bigEndian, toByteOffset: 4, as: UInt64.self)
-            return Checksum.crc32c(UnsafeRawBufferPointer(p))
+            return Checksum.crc32c(UnsafeRawBufferPointer(p), then: body)
         }
-        return Checksum.crc32c(body, seed: seed)
     }
 
     /// The layout ID a record says it has, without checking it (bookkeeping; decoding checks everything).
