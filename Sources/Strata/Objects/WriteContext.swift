@@ -207,7 +207,7 @@ public final class WriteContext: ReadContext {
     func storeNewRecord(_ binding: EntityBinding, id: UInt64, record: UnsafeRawBufferPointer) throws {
         let cursor = try txn.sharedCursor(binding.dbi)
         let stored = try ObjectKey.with(id) { key in
-            if try cursor.put(key: key, value: record, flags: LMDBFlags.append) { return true }
+            if try cursor.put(key: key, value: record, flags: LMDBFlags.append, of: txn) { return true }
             return try txn.put(binding.dbi, key: key, value: record, flags: LMDBFlags.noOverwrite)
         }
         guard stored else {
