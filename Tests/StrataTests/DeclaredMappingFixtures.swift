@@ -41,16 +41,7 @@ enum DeclaredFixtures {
         skippingNil: "content")
 
     /// The same split as a closure policy.
-    static let closureSplit = EntityMapping.transform("Post", destinations: ["Section"], instances: { post, ctx in
-        try ctx.insert(try ctx.inferredObject(for: post))
-        guard let content = post["content"].stringValue else { return }
-        var section = try ctx.makeObject("Section")
-        section["body"] = .string(content)
-        section["title"] = .string(String(content.prefix(4)) + "...")
-        section["index"] = .int64(7)
-        let id = try ctx.insert(section, keepingSourceID: false)
-        try ctx.link(post.id, of: "Post", "sections", to: id)
-    })
+    static let closureSplit = SplitPolicies.closureSplit
 
     static func splitPlan(_ mapping: EntityMapping, uniqueBody: Bool = false, history: Bool = false) throws -> MigrationPlan {
         let stage = MigrationStage.custom(from: "p1", to: "p2", entityMappings: [mapping])

@@ -106,6 +106,8 @@ final class EntityBinding: Sendable {
     /// The UTF-8 length of each attribute name (``position(of:)`` compares lengths before names).
     let attributeNameLengths: [Int]
     let attributeTypes: [AttributeType]
+    /// The number of attributes (read without touching an array).
+    let attributeCount: Int
     let attributeIndex: [String: Int]
     /// A new object's values: defaults, or null.
     let initialValues: [Value]
@@ -117,6 +119,8 @@ final class EntityBinding: Sendable {
     let currentFieldAttributes: [Int]
     let relationships: [RelationshipBinding]
     let relationshipIndex: [String: Int]
+    /// Positions of the relationships with a minimum count (a new object's counts are checked at commit).
+    let minimumCountRelationships: [Int]
     /// Indexes by attribute position.
     let indexes: [IndexBinding]
     /// Whether the attribute at each position has an index.
@@ -161,6 +165,7 @@ final class EntityBinding: Sendable {
         attributeNames = entity.attributes.map(\.name)
         attributeNameLengths = attributeNames.map(\.utf8.count)
         attributeTypes = entity.attributes.map(\.type)
+        attributeCount = entity.attributes.count
         var index: [String: Int] = [:]
         for (i, a) in entity.attributes.enumerated() { index[a.name] = i }
         attributeIndex = index
@@ -208,6 +213,7 @@ final class EntityBinding: Sendable {
         }
         self.relationships = relationships
         self.relationshipIndex = relIndex
+        self.minimumCountRelationships = relationships.filter { ($0.minCount ?? 0) > 0 }.map(\.position)
 
         var indexes: [IndexBinding] = []
         for (i, a) in entity.attributes.enumerated() where a.isIndexed && indexed {
@@ -253,6 +259,11 @@ final class EntityBinding: Sendable {
     }
 
     func relationship(_ name: String) throws -> RelationshipBinding {
+        // A few short names are compared faster than one is hashed (a policy links by name, once per object).
+        if relationships.count <= 8 {
+            for i in relationships.indices where relationships[i].name == name { return relationships[i] }
+            throw StoreError.unknownRelationship(entity: self.name, name: name)
+        }
         guard let i = relationshipIndex[name] else { throw StoreError.unknownRelationship(entity: self.name, name: name) }
         return relationships[i]
     }

@@ -23,6 +23,7 @@ extension RecordFields {
     @inline(__always)
     mutating func read<T>(_ a: Int, of entity: EntityBinding, code: UInt8, decode: (inout BinaryReader) throws -> T,
                           fromValue: (Value) -> T?) throws(ReadFailure) -> T? {
-        try read(a, types: entity.attributeTypes, code: code, decode: decode, fromValue: fromValue)
+        // The types are needed only for a converted field: the array is not touched on the way to a plain one.
+        try read(a, types: { entity.attributeTypes }, code: code, decode: decode, fromValue: fromValue)
     }
 }

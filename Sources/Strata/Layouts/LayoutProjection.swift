@@ -20,6 +20,21 @@ final class LayoutProjection: @unchecked Sendable {
     /// For each attribute, whether its source is a plain ``FieldSource/field(_:)``: read in place even when the
     /// layout is not direct, without looking at the projection.
     let readsFieldAsIs: [Bool]
+    /// Per attribute, where typed readers and writers find it (``Slot``), in memory of the projection's own that
+    /// they point into without counting references, as they do into ``codeBuffer``: reading or writing a field by
+    /// slot touches no reference count.
+    let slotBuffer: UnsafeMutableBufferPointer<Slot>
+
+    /// Where one attribute is: its field (-1 when none), the field's type code, and whether it is read from the
+    /// field as it is (a direct layout, or a plain ``FieldSource/field(_:)``).
+    struct Slot {
+        let field: Int32
+        let code: UInt8
+        let readsAsIs: Bool
+    }
+
+    /// The slots, for reading (valid while the projection lives: readers never outlive the bound model).
+    var slots: UnsafeBufferPointer<Slot> { UnsafeBufferPointer(slotBuffer) }
 
     /// The projection of a layout whose records `sources` read (one per stored attribute, in the catalog's order)
     /// for `entity`, whose stored attribute `j` in the catalog's order is the model's attribute `catalogToModel[j]`.
@@ -47,7 +62,16 @@ final class LayoutProjection: @unchecked Sendable {
         self.codeBuffer = .allocate(capacity: max(1, fieldCodes.count))
         _ = codeBuffer.initialize(from: fieldCodes)
         self.readsFieldAsIs = sources.map(\.isPlainField)
+        self.slotBuffer = .allocate(capacity: max(1, attributeFields.count))
+        for a in attributeFields.indices {
+            let f = attributeFields[a]
+            slotBuffer.initializeElement(at: a, to: Slot(field: f.map(Int32.init) ?? -1, code: f.map { fieldCodes[$0] } ?? 0,
+                                                         readsAsIs: direct || readsFieldAsIs[a]))
+        }
     }
 
-    deinit { codeBuffer.deallocate() }
+    deinit {
+        codeBuffer.deallocate()
+        slotBuffer.deallocate()
+    }
 }

@@ -16,6 +16,9 @@ struct RecordFields {
     /// The layout's projection, for reads of attributes (nil for byte-level rewrites, which read fields only).
     /// Not counted: a record reader lives inside a read of the store, whose bound model holds the projection.
     unowned(unsafe) let projection: LayoutProjection?
+    /// The projection's slots (``LayoutProjection/slots``; empty without a projection): attributes read as they
+    /// are stored are found through them without touching the projection.
+    private let slots: UnsafeBufferPointer<LayoutProjection.Slot>
     let layoutID: UInt32
     /// Each field's type code (``TypeCode``), in memory the projection (or the transcoder's program) owns.
     let fieldCodes: UnsafeBufferPointer<UInt8>
@@ -62,6 +65,7 @@ struct RecordFields {
         guard r.end - r.offset >= bitmapSize else { throw DecodeFailure("the null bitmap runs past the end") }
         self.bytes = bytes
         self.projection = projection
+        self.slots = projection?.slots ?? UnsafeBufferPointer(start: nil, count: 0)
         self.layoutID = layoutID
         self.fieldCodes = codes
         self.bitmapStart = r.offset
@@ -191,14 +195,14 @@ struct RecordFields {
     /// Reads attribute `a` (of `attributeTypes[a]`) as `T`: decoded in place from a field of type code `code` with `decode` when the
     /// attribute is a plain field, otherwise projected and converted with `fromValue`. Nil when null.
     @inline(__always)
-    mutating func read<T>(_ a: Int, types attributeTypes: [AttributeType], code: UInt8, decode: (inout BinaryReader) throws -> T,
+    mutating func read<T>(_ a: Int, types attributeTypes: () -> [AttributeType], code: UInt8, decode: (inout BinaryReader) throws -> T,
                           fromValue: (Value) -> T?) throws(ReadFailure) -> T? {
-        guard let projection else { throw ReadFailure.damaged(DecodeFailure("no projection to read attributes through")) }
-        if projection.isDirect || projection.readsFieldAsIs[a] {
-            guard let f = projection.attributeFields[a] else { return nil }
-            guard projection.fieldCodes[f] == code else { throw ReadFailure.wrongType(actual: projection.fieldCodes[f]) }
+        if a < slots.count, slots[a].readsAsIs {
+            let slot = slots[a]
+            guard slot.field >= 0 else { return nil }
+            guard slot.code == code else { throw ReadFailure.wrongType(actual: slot.code) }
             do {
-                guard var r = try reader(atField: f) else { return nil }
+                guard var r = try reader(atField: Int(slot.field)) else { return nil }
                 return try decode(&r)
             } catch let failure as DecodeFailure {
                 throw ReadFailure.damaged(failure)
@@ -206,6 +210,7 @@ struct RecordFields {
                 throw ReadFailure.damaged(DecodeFailure("\(error)"))
             }
         }
+        guard let projection else { throw ReadFailure.damaged(DecodeFailure("no projection to read attributes through")) }
         let source = projection.sources[a]
         let value: Value
         do {
@@ -220,7 +225,7 @@ struct RecordFields {
                 value = v
             case .converted(let f, _):
                 // A narrower field: decoded with its own type, widened to the attribute's.
-                value = try source.project(try storedValue(ofField: f), to: attributeTypes[a])
+                value = try source.project(try storedValue(ofField: f), to: attributeTypes()[a])
             case .reshaped(let f, let reshape, _):
                 guard var r = try reader(atField: f) else { value = source.valueWhenFieldIsNull; break }
                 value = .codable(try reshape.apply(toJSON: Data(try r.lengthPrefixed())))

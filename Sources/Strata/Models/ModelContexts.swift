@@ -111,7 +111,7 @@ extension WriteContext {
             try binding.encode(row, id: id, into: &record.bytes)
         }
         try storeNewRecord(binding, id: id, record: record.bytes.buffer)
-        for (position, targets) in record.links {
+        for (position, targets) in record.links where !targets.isEmpty {
             let r = binding.relationships[position]
             for target in targets { try link(binding, r, id, target) }
         }

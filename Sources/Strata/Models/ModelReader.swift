@@ -20,6 +20,8 @@ public struct ModelReader: ~Copyable {
     var record: RecordFields?
     /// The attribute values, by slot, for an object of the dynamic API.
     private let values: [Value]?
+    /// The entity's number of attributes (read without touching the binding).
+    private let attributeCount: Int
 
     /// A reader over a stored record: checks its checksum and format; attributes are then read through its
     /// layout's projection (see ``RecordFields``).
@@ -30,6 +32,7 @@ public struct ModelReader: ~Copyable {
             throw StoreError.corruptedRecord(entity: binding.name, id: ObjectID(rawValue: id), reason: error.reason)
         }
         self.binding = binding
+        self.attributeCount = binding.attributeCount
         self.context = context
         self.objectID = ObjectID(rawValue: id)
         self.values = nil
@@ -38,6 +41,7 @@ public struct ModelReader: ~Copyable {
     /// A reader over a record already opened (a borrowed view's: its checksum was checked when it was shown).
     init(fields: RecordFields, id: ObjectID, binding: EntityBinding, context: ReadContext?) {
         self.binding = binding
+        self.attributeCount = binding.attributeCount
         self.context = context
         self.objectID = id
         self.record = fields
@@ -47,6 +51,7 @@ public struct ModelReader: ~Copyable {
     /// A reader over attribute values already decoded (an object of the dynamic API).
     init(values: [Value], id: ObjectID, binding: EntityBinding, context: ReadContext?) {
         self.binding = binding
+        self.attributeCount = binding.attributeCount
         self.context = context
         self.objectID = id
         self.record = nil
@@ -81,7 +86,7 @@ public struct ModelReader: ~Copyable {
             }
             return converted
         }
-        guard slot < binding.attributeTypes.count else { throw corrupted("attribute \(slot) is missing") }
+        guard slot < attributeCount else { throw corrupted("attribute \(slot) is missing") }
         do {
             return try record?.read(slot, of: binding, code: code, decode: decode, fromValue: convert) ?? nil
         } catch {

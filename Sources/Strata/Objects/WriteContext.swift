@@ -205,17 +205,16 @@ public final class WriteContext: ReadContext {
 
     /// Stores a sealed record as the new object `id` (appended: new identifiers are the largest).
     func storeNewRecord(_ binding: EntityBinding, id: UInt64, record: UnsafeRawBufferPointer) throws {
-        let cursor = try txn.sharedCursor(binding.dbi)
         let stored = try ObjectKey.with(id) { key in
-            if try cursor.put(key: key, value: record, flags: LMDBFlags.append, of: txn) { return true }
+            if try txn.withSharedCursor(binding.dbi, { try $0.put(key: key, value: record, flags: LMDBFlags.append) }) { return true }
             return try txn.put(binding.dbi, key: key, value: record, flags: LMDBFlags.noOverwrite)
         }
         guard stored else {
             throw StoreError.corrupted(path: txn.environment.path, reason: .metadata("object ID \(id) of \(binding.name) is already used"))
         }
         bytesWritten += record.count + Self.entryOverhead
-        for r in binding.relationships where (r.minCount ?? 0) > 0 {
-            countChecks.insert(CountCheck(entity: binding.position, relationship: r.position, id: id))
+        for r in binding.minimumCountRelationships {
+            countChecks.insert(CountCheck(entity: binding.position, relationship: r, id: id))
         }
         lastInserted[binding.position] = id
         lastInsertedHasNoLinks[binding.position] = true
@@ -438,8 +437,7 @@ public final class WriteContext: ReadContext {
             try ObjectKey.with(target) { v in
                 // Links of new objects arrive in key order: append them when they do (LMDB checks the order
                 // and answers KEYEXIST otherwise), else an ordinary put.
-                let cursor = try txn.sharedCursor(dbi)
-                if try cursor.put(key: k, value: v, flags: LMDBFlags.append | LMDBFlags.appendDup) { return true }
+                if try txn.withSharedCursor(dbi, { try $0.put(key: k, value: v, flags: LMDBFlags.append | LMDBFlags.appendDup) }) { return true }
                 return try txn.put(dbi, key: k, value: v, flags: LMDBFlags.noDupData)
             }
         }

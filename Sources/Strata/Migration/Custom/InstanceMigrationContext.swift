@@ -5,7 +5,8 @@ public final class InstanceMigrationContext: MigrationContext {
     let mapping: EntityMapping
     /// The destination entities this mapping may create (a handful: searched by comparison, not hashed).
     let allowedEntities: [String]
-    var current: CurrentSource?
+    // Used by one pass, on the writer's thread: no dynamic exclusivity checks.
+    @exclusivity(unchecked) var current: CurrentSource?
 
     init(runner: StepRunner, txn: Transaction, writer: WriteContext, mapping: EntityMapping) throws {
         self.mapping = mapping
@@ -59,6 +60,7 @@ public final class InstanceMigrationContext: MigrationContext {
 
     /// Runs `insert` with the identifier the new object takes (the source's, or nil for a new one), and
     /// records which source object a new one was made from.
+    @inline(__always)
     private func insertAssociated(_ binding: EntityBinding, keepingSourceID: Bool, _ insert: (UInt64?) throws -> UInt64) throws -> ObjectID {
         let id: UInt64
         if keepingSourceID, let source = current {

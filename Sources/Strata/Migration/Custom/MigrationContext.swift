@@ -16,11 +16,11 @@ public class MigrationContext {
     let lookups: DatabaseHandle
     /// The bindings of model types this context has checked against the model they are used with (a typed
     /// mapping uses a few: searched in order, without hashing).
-    private var checkedModels: [(type: ObjectIdentifier, binding: EntityBinding)] = []
+    @exclusivity(unchecked) private var checkedModels: [(type: ObjectIdentifier, binding: EntityBinding)] = []
     /// The destination bindings of model types this context inserted, resolved and checked once.
-    private var destinationModels: [(type: ObjectIdentifier, binding: EntityBinding)] = []
+    @exclusivity(unchecked) private var destinationModels: [(type: ObjectIdentifier, binding: EntityBinding)] = []
     /// Destination relationships named by key paths (the key path is kept, so its address is not reused).
-    private var keyPathRelationships: [(keyPath: AnyKeyPath, binding: EntityBinding, relationship: RelationshipBinding)] = []
+    @exclusivity(unchecked) private var keyPathRelationships: [(id: ObjectIdentifier, keyPath: AnyKeyPath, binding: EntityBinding, relationship: Int)] = []
 
     init(runner: StepRunner, txn: Transaction, writer: WriteContext) throws {
         self.runner = runner
@@ -87,12 +87,14 @@ public class MigrationContext {
     /// Links destination object `id` to `target` through the relationship of `T` that `keyPath` names (a typed
     /// mapping's link: the key path is resolved once per context).
     func link<T: EntityModel>(_ id: ObjectID, _ type: T.Type, _ keyPath: AnyKeyPath, to target: ObjectID) throws {
-        for entry in keyPathRelationships where entry.keyPath === keyPath {
-            return try writer.link(entry.binding, entry.relationship, id.rawValue, target.rawValue)
+        let key = ObjectIdentifier(keyPath)
+        for i in keyPathRelationships.indices where keyPathRelationships[i].id == key {
+            let binding = keyPathRelationships[i].binding
+            return try writer.link(binding, binding.relationships[keyPathRelationships[i].relationship], id.rawValue, target.rawValue)
         }
         let binding = try runner.destinationForWrites.entity(T.entityName)
         let r = try binding.relationship(try T.requirePropertyName(keyPath))
-        keyPathRelationships.append((keyPath, binding, r))
+        keyPathRelationships.append((key, keyPath, binding, r.position))
         try writer.link(binding, r, id.rawValue, target.rawValue)
     }
 
@@ -100,7 +102,7 @@ public class MigrationContext {
     @inline(__always)
     func verifyOnce<T: EntityModel>(_ type: T.Type, _ binding: EntityBinding) throws {
         let key = ObjectIdentifier(T.self)
-        for entry in checkedModels where entry.type == key && entry.binding === binding { return }
+        for i in checkedModels.indices where checkedModels[i].type == key && checkedModels[i].binding === binding { return }
         try binding.verifyModel(T.self)
         checkedModels.append((key, binding))
     }
@@ -108,7 +110,7 @@ public class MigrationContext {
     /// The destination binding of model type `T`, resolved by `resolve` and checked once per context.
     func checkedBinding<T: EntityModel>(_ type: T.Type, _ resolve: () throws -> EntityBinding) throws -> EntityBinding {
         let key = ObjectIdentifier(T.self)
-        for entry in destinationModels where entry.type == key { return entry.binding }
+        for i in destinationModels.indices where destinationModels[i].type == key { return destinationModels[i].binding }
         let binding = try resolve()
         try binding.verifyModel(T.self)
         destinationModels.append((key, binding))
@@ -124,7 +126,9 @@ public class MigrationContext {
                 // Source objects are visited in key order, and new objects take increasing
                 // identifiers: associations are appended, unless a policy inserts objects of several
                 // entities for one source (LMDB then answers KEYEXIST, and it is an ordinary put).
-                if try txn.sharedCursor(associations).put(key: k, value: vb, flags: LMDBFlags.append | LMDBFlags.appendDup) { return }
+                if try txn.withSharedCursor(associations, { try $0.put(key: k, value: vb, flags: LMDBFlags.append | LMDBFlags.appendDup) }) {
+                    return
+                }
                 _ = try txn.put(associations, key: k, value: vb, flags: LMDBFlags.noDupData)
             }
         }

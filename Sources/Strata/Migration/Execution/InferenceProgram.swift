@@ -17,7 +17,12 @@ struct InferenceProgram {
 extension StepRunner {
     /// The inference program for a source entity (compiled on first use).
     func inference(for source: EntityBinding) throws -> InferenceProgram {
-        if let cached = inferencePrograms[source.name] { return cached }
+        // A policy asks once per object, for the entity it asked for last: found without hashing its name.
+        if let last = lastInference, last.source === source { return last.program }
+        if let cached = inferencePrograms[source.name] {
+            lastInference = (source, cached)
+            return cached
+        }
         guard let destName = mapping.entities.first(where: { $0.sourceName == source.name })?.destinationName,
               let plan = mapping.entity(destName) else {
             throw StoreError.unknownEntity("(no destination entity matches \(source.name))")
@@ -37,6 +42,7 @@ extension StepRunner {
         }
         let program = InferenceProgram(destination: destination, steps: steps, constants: constants)
         inferencePrograms[source.name] = program
+        lastInference = (source, program)
         return program
     }
 }

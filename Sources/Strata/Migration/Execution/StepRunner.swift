@@ -29,6 +29,8 @@ final class StepRunner {
     var currentPass = 0
     /// Compiled inferred mappings, by source entity.
     var inferencePrograms: [String: InferenceProgram] = [:]
+    /// The program returned last, and the source binding it was asked for.
+    @exclusivity(unchecked) var lastInference: (source: EntityBinding, program: InferenceProgram)?
     private var logger: Logger { options.logger }
 
     static let lookupDatabase = "m.lookup"

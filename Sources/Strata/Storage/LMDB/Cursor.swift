@@ -7,20 +7,26 @@ typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
 /// An LMDB cursor, owned by its transaction and closed when the transaction ends.
 final class Cursor {
     private let pointer: OpaquePointer
-    private unowned let transaction: Transaction
+    /// Not counted: a cursor is owned by its transaction and closed (``isClosed``) when the transaction ends, and
+    /// every use of the transaction below comes after that check (each use borrows it: no reference is counted).
+    private let transactionReference: Unmanaged<Transaction>
+    private var transaction: Transaction { transactionReference.takeUnretainedValue() }
     private(set) var isClosed = false
     /// The database's handle, and the store's keyring when it is encrypted (values are then opened and sealed
     /// through the transaction, see ``Transaction/opened(_:dbi:key:keyring:)``).
     private let dbi: MDB_dbi
     private let keyring: StoreKeyring?
+    /// Whether values are sealed and opened through the keyring (tested without touching its reference).
+    private let hasKeyring: Bool
     /// The key epoch the value of the last entry read was sealed under (0: not sealed, read as it is).
     private(set) var lastEpoch: UInt8 = 0
 
     init(pointer: OpaquePointer, transaction: Transaction, dbi: MDB_dbi) {
         self.pointer = pointer
-        self.transaction = transaction
+        self.transactionReference = Unmanaged.passUnretained(transaction)
         self.dbi = dbi
         self.keyring = transaction.keyring
+        self.hasKeyring = transaction.keyring != nil
     }
 
     /// Called by the transaction as it ends. Write transactions free their cursors themselves;
@@ -41,8 +47,8 @@ final class Cursor {
         if rc != 0 { throw transaction.fail(rc, "mdb_cursor_get") }
         let storedKey = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
         let stored = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
-        if let keyring {
-            let value = transaction.opened(stored, dbi: dbi, key: storedKey, keyring: keyring)
+        if hasKeyring {
+            let value = transaction.opened(stored, dbi: dbi, key: storedKey, keyring: keyring!)
             // Read as it is (clear, or plain while the store is being encrypted or decrypted): no epoch.
             lastEpoch = value.baseAddress == stored.baseAddress ? 0 : SealedValue.epoch(of: stored) ?? 0
             return (storedKey, value)
@@ -82,18 +88,11 @@ final class Cursor {
     @discardableResult
     func put(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws -> Bool {
         if isClosed { throw StoreError.transactionEnded }
-        return try put(key: key, value: value, flags: flags, of: transaction)
-    }
-
-    /// ``put(key:value:flags:)`` for a caller that holds the transaction this cursor belongs to (`owner`):
-    /// spares taking a strong reference from the cursor's unowned one at every call (bulk inserts).
-    @discardableResult
-    func put(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0, of owner: Transaction) throws -> Bool {
-        assert(owner === transaction, "a cursor used with another transaction")
-        if let keyring, let sealed = try owner.sealed(value, dbi: dbi, key: key, keyring: keyring) {
-            return try sealed.withUnsafeBytes { try putStored(key: key, value: $0, flags: flags, owner) }
+        // Compared, not bound: a clear store's puts touch no reference count.
+        if hasKeyring, let sealed = try transaction.sealed(value, dbi: dbi, key: key, keyring: keyring!) {
+            return try sealed.withUnsafeBytes { try putStored(key: key, value: $0, flags: flags) }
         }
-        return try putStored(key: key, value: value, flags: flags, owner)
+        return try putStored(key: key, value: value, flags: flags)
     }
 
     /// Writes the current entry again as it is stored, byte for byte (no sealing): LMDB copies its page into a
@@ -108,18 +107,19 @@ final class Cursor {
         let key = Array(UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size))
         let value = Array(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
         try key.withUnsafeBytes { kb in
-            try value.withUnsafeBytes { vb in _ = try putStored(key: kb, value: vb, flags: LMDBFlags.current, transaction) }
+            try value.withUnsafeBytes { vb in _ = try putStored(key: kb, value: vb, flags: LMDBFlags.current) }
         }
     }
 
     @inline(__always)
-    private func putStored(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32,
-                           _ transaction: Transaction) throws -> Bool {
+    private func putStored(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32) throws -> Bool {
         if isClosed { throw StoreError.transactionEnded }
-        try transaction.ensureUsable()
+        try transactionReference._withUnsafeGuaranteedRef { t in
+            try t.ensureUsable()
+            t.noteChange()
+        }
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        transaction.noteChange()
         let rc = FaultInjection.lmdbFault(.cursorPut) ?? mdb_cursor_put(pointer, &k, &v, flags)
         if rc == MDB_KEYEXIST { return false }
         if rc != 0 { throw transaction.fail(rc, "mdb_cursor_put") }

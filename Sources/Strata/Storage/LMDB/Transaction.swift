@@ -29,10 +29,11 @@ final class Transaction {
     private var cursors: [Cursor] = []
     // Unchecked (the three below): a transaction is used by one thread (it is not Sendable), and bulk loops ask
     // for shared cursors once per put, where the runtime's exclusivity checks cost more than the lookup.
-    /// Shared cursors by database handle.
-    @exclusivity(unchecked) private var cachedCursors = DatabaseHandleTable<Cursor>()
+    /// Shared cursors by database handle. Not counted: ``cursors`` holds every cursor until the transaction ends,
+    /// when the three are cleared together; a put through a shared cursor then touches no reference count.
+    @exclusivity(unchecked) private var cachedCursors = DatabaseHandleTable<Unmanaged<Cursor>>()
     @exclusivity(unchecked) private var lastSharedDBI: MDB_dbi = 0
-    @exclusivity(unchecked) private var lastSharedCursor: Cursor?
+    @exclusivity(unchecked) private var lastSharedCursor: Unmanaged<Cursor>?
 
     /// An encrypted store's keyring (nil for an unencrypted store): values of sealed databases are sealed as they
     /// are put (under the current key) and opened as they are read (under the key their marker names), so every
@@ -253,18 +254,28 @@ final class Transaction {
 
     /// A cursor on `dbi` shared by point operations of this transaction (appends, lookups).
     func sharedCursor(_ dbi: MDB_dbi) throws -> Cursor {
-        // Bulk loops ask for the same database's cursor once per record: answer that without hashing.
-        if let c = lastSharedCursor, lastSharedDBI == dbi, !c.isClosed { return c }
-        if let c = cachedCursors[dbi], !c.isClosed {
+        try withSharedCursor(dbi) { $0 }
+    }
+
+    /// Runs `body` with the cursor on `dbi` shared by point operations of this transaction, without counting a
+    /// reference to it (bulk loops put through it once per record). `body` must not keep the cursor.
+    @inline(__always)
+    func withSharedCursor<R>(_ dbi: MDB_dbi, _ body: (Cursor) throws -> R) throws -> R {
+        // Bulk loops ask for the same database's cursor once per record: answer that without a lookup.
+        if lastSharedDBI == dbi, let shared = lastSharedCursor, !shared._withUnsafeGuaranteedRef({ $0.isClosed }) {
+            return try shared._withUnsafeGuaranteedRef(body)
+        }
+        if let shared = cachedCursors[dbi], !shared._withUnsafeGuaranteedRef({ $0.isClosed }) {
             lastSharedDBI = dbi
-            lastSharedCursor = c
-            return c
+            lastSharedCursor = shared
+            return try shared._withUnsafeGuaranteedRef(body)
         }
         let c = try cursor(dbi)
-        cachedCursors[dbi] = c
+        let shared = Unmanaged.passUnretained(c)
+        cachedCursors[dbi] = shared
         lastSharedDBI = dbi
-        lastSharedCursor = c
-        return c
+        lastSharedCursor = shared
+        return try body(c)
     }
 
     // MARK: Ending
