@@ -88,19 +88,11 @@ final class Cursor {
     @discardableResult
     func put(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws -> Bool {
         if isClosed { throw StoreError.transactionEnded }
-        return try transactionReference._withUnsafeGuaranteedRef { try put(key: key, value: value, flags: flags, of: $0) }
-    }
-
-    /// ``put(key:value:flags:)`` for a caller that holds the transaction this cursor belongs to (`owner`):
-    /// spares taking a strong reference from the cursor's unowned one at every call (bulk inserts).
-    @discardableResult
-    func put(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0, of owner: Transaction) throws -> Bool {
-        assert(owner === transaction, "a cursor used with another transaction")
         // Compared, not bound: a clear store's puts touch no reference count.
-        if hasKeyring, let sealed = try owner.sealed(value, dbi: dbi, key: key, keyring: keyring!) {
-            return try sealed.withUnsafeBytes { try putStored(key: key, value: $0, flags: flags, owner) }
+        if hasKeyring, let sealed = try transaction.sealed(value, dbi: dbi, key: key, keyring: keyring!) {
+            return try sealed.withUnsafeBytes { try putStored(key: key, value: $0, flags: flags) }
         }
-        return try putStored(key: key, value: value, flags: flags, owner)
+        return try putStored(key: key, value: value, flags: flags)
     }
 
     /// Writes the current entry again as it is stored, byte for byte (no sealing): LMDB copies its page into a
@@ -115,16 +107,17 @@ final class Cursor {
         let key = Array(UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size))
         let value = Array(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
         try key.withUnsafeBytes { kb in
-            try value.withUnsafeBytes { vb in _ = try putStored(key: kb, value: vb, flags: LMDBFlags.current, transaction) }
+            try value.withUnsafeBytes { vb in _ = try putStored(key: kb, value: vb, flags: LMDBFlags.current) }
         }
     }
 
     @inline(__always)
-    private func putStored(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32,
-                           _ transaction: Transaction) throws -> Bool {
+    private func putStored(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32) throws -> Bool {
         if isClosed { throw StoreError.transactionEnded }
-        try transaction.ensureUsable()
-        transaction.noteChange()
+        try transactionReference._withUnsafeGuaranteedRef { t in
+            try t.ensureUsable()
+            t.noteChange()
+        }
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let rc = FaultInjection.lmdbFault(.cursorPut) ?? mdb_cursor_put(pointer, &k, &v, flags)
