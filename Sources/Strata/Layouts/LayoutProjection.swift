@@ -20,6 +20,9 @@ final class LayoutProjection: @unchecked Sendable {
     /// For each attribute, whether its source is a plain ``FieldSource/field(_:)``: read in place even when the
     /// layout is not direct, without looking at the projection.
     let readsFieldAsIs: [Bool]
+    /// For each attribute, the field it is read from as it is stored (-1 when it is not: a constant, default,
+    /// widening or reshape), in memory of the projection's own (see ``RecordSlots``).
+    let slotFields: UnsafeMutableBufferPointer<Int>
 
     /// The projection of a layout whose records `sources` read (one per stored attribute, in the catalog's order)
     /// for `entity`, whose stored attribute `j` in the catalog's order is the model's attribute `catalogToModel[j]`.
@@ -47,7 +50,14 @@ final class LayoutProjection: @unchecked Sendable {
         self.codeBuffer = .allocate(capacity: max(1, fieldCodes.count))
         _ = codeBuffer.initialize(from: fieldCodes)
         self.readsFieldAsIs = sources.map(\.isPlainField)
+        self.slotFields = .allocate(capacity: max(1, sources.count))
+        for a in 0..<max(1, sources.count) {
+            slotFields[a] = a < sources.count && sources[a].isPlainField ? attributeFields[a] ?? -1 : -1
+        }
     }
 
-    deinit { codeBuffer.deallocate() }
+    deinit {
+        codeBuffer.deallocate()
+        slotFields.deallocate()
+    }
 }

@@ -18,6 +18,9 @@ public struct ModelReader: ~Copyable {
     public let objectID: ObjectID
     /// The stored record (nil for decoded values).
     var record: RecordFields?
+    /// The record's fields by slot, when they were all located (``RecordSlots``): plain fields are then read
+    /// in place by code inlined into the model's `init(from:)`.
+    @usableFromInline var slots = RecordSlots.none
     /// The attribute values, by slot, for an object of the dynamic API.
     private let values: [Value]?
 
@@ -35,12 +38,30 @@ public struct ModelReader: ~Copyable {
         self.values = nil
     }
 
+    /// A reader over a stored record whose every field it locates at once into `offsets` (room for
+    /// ``RecordFields/fieldCapacity(of:)``): checksum, format and the record's end are checked here.
+    init(record bytes: UnsafeRawBufferPointer, id: UInt64, binding: EntityBinding, context: ReadContext?,
+         offsets: UnsafeMutablePointer<Int>) throws {
+        do {
+            var fields = try RecordFields(bytes, id: id, entity: binding, offsets: offsets)
+            slots = try fields.slots(offsets: offsets)
+            record = fields
+        } catch {
+            throw StoreError.corruptedRecord(entity: binding.name, id: ObjectID(rawValue: id), reason: error.reason)
+        }
+        self.binding = binding
+        self.context = context
+        self.objectID = ObjectID(rawValue: id)
+        self.values = nil
+    }
+
     /// A reader over a record already opened (a borrowed view's: its checksum was checked when it was shown).
-    init(fields: RecordFields, id: ObjectID, binding: EntityBinding, context: ReadContext?) {
+    init(fields: RecordFields, slots: RecordSlots, id: ObjectID, binding: EntityBinding, context: ReadContext?) {
         self.binding = binding
         self.context = context
         self.objectID = id
         self.record = fields
+        self.slots = slots
         self.values = nil
     }
 
