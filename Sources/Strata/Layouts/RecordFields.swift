@@ -148,16 +148,22 @@ struct RecordFields {
     /// fields are stepped over by their size, lengths of one byte read inline; bounds are checked for each field.
     mutating func locateAll() throws(DecodeFailure) {
         guard let offsets else { return try checkEnd() }
-        let count = fieldCodes.count
         guard let base = bytes.baseAddress else { throw DecodeFailure("an empty record") }
+        // Everything the loop reads, in locals: stores into `offsets` could otherwise alias them.
+        let count = fieldCodes.count
+        guard let codes = fieldCodes.baseAddress else { return try checkEnd() }
+        let bitmap = base + bitmapStart
+        let end = self.end
         var o = fieldsStart
-        for f in 0..<count {
-            if isNull(field: f) {
+        var f = 0
+        while f < count {
+            if bitmap.load(fromByteOffset: f >> 3, as: UInt8.self) & (UInt8(1) << UInt8(f & 7)) != 0 {
                 offsets[f] = -1
+                f += 1
                 continue
             }
             offsets[f] = o
-            switch fieldCodes[f] {
+            switch codes[f] {
             case 1, 4, 8: o += 8
             case 2, 5: o += 4
             case 3: o += 2
@@ -171,9 +177,7 @@ struct RecordFields {
                 guard o < end else { throw DecodeFailure("truncated varint at byte \(o)") }
                 let b = base.load(fromByteOffset: o, as: UInt8.self)
                 if b < 0x80 {
-                    o += 1
-                    guard end - o >= Int(b) else { throw DecodeFailure("length \(b) runs past the end (\(end - o) bytes left)") }
-                    o += Int(b)
+                    o += 1 + Int(b)
                 } else {
                     var r = BinaryReader(bytes, end: end)
                     r.offset = o
@@ -182,7 +186,8 @@ struct RecordFields {
                 }
             case let code: throw DecodeFailure("unknown field type code \(code)")
             }
-            guard o <= end else { throw DecodeFailure("truncated at byte \(offsets[f])") }
+            guard o <= end else { throw DecodeFailure("field \(f) runs past the end of the record") }
+            f += 1
         }
         nextField = count
         nextOffset = o
