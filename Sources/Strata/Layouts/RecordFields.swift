@@ -19,6 +19,9 @@ struct RecordFields {
     let layoutID: UInt32
     /// Each field's type code (``TypeCode``), in memory the projection (or the transcoder's program) owns.
     let fieldCodes: UnsafeBufferPointer<UInt8>
+    /// The projection's field of each attribute read as it is stored (``LayoutProjection/slotFields``; empty
+    /// without a projection), kept here so that ``RecordSlots`` needs no reference to the projection.
+    let slotFields: UnsafeBufferPointer<Int>
     private let bitmapStart: Int
     private let fieldsStart: Int
     /// Where the checksum begins.
@@ -72,6 +75,7 @@ struct RecordFields {
         self.projection = projection
         self.layoutID = layoutID
         self.fieldCodes = codes
+        self.slotFields = projection.map { UnsafeBufferPointer($0.slotFields) } ?? UnsafeBufferPointer(start: nil, count: 0)
         self.bitmapStart = r.offset
         self.fieldsStart = r.offset + bitmapSize
         self.end = r.end

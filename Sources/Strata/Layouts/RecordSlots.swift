@@ -42,9 +42,9 @@ struct RecordSlots {
         bytes = fields.bytes
         self.offsets = UnsafePointer(offsets)
         codes = fields.fieldCodes.baseAddress ?? UnsafePointer(Self.noCodes)
-        if let projection = fields.projection {
-            slotFields = UnsafePointer(projection.slotFields.baseAddress!)
-            slotCount = projection.sources.count
+        if let base = fields.slotFields.baseAddress {
+            slotFields = base
+            slotCount = fields.slotFields.count
         } else {
             slotFields = UnsafePointer(Self.noOffsets)
             slotCount = 0
