@@ -36,3 +36,21 @@ extension RecordFields {
         try read(a, types: entity.attributeTypes, code: code, decode: decode, fromValue: fromValue)
     }
 }
+
+extension EntityBinding {
+    /// Opens the stored record of object `id` and locates every field into `offsets` (room for
+    /// ``RecordFields/fieldCapacity(of:)``): checksum, format, layout and the record's end checked — what the
+    /// lean readers (typed values, borrowed records, record views, aggregates) read through.
+    /// - Throws: ``StoreError/corruptedRecord(entity:id:reason:)`` for damaged or foreign bytes.
+    @inline(__always)
+    func locatedRecord(_ bytes: UnsafeRawBufferPointer, id: UInt64,
+                       offsets: UnsafeMutablePointer<Int>) throws -> (fields: RecordFields, slots: RecordSlots) {
+        do {
+            var fields = try RecordFields(bytes, id: id, entity: self, offsets: offsets)
+            let slots = try fields.slots(offsets: offsets)
+            return (fields, slots)
+        } catch {
+            throw StoreError.corruptedRecord(entity: name, id: ObjectID(rawValue: id), reason: error.reason)
+        }
+    }
+}

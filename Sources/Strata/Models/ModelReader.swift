@@ -42,17 +42,8 @@ public struct ModelReader: ~Copyable {
     /// ``RecordFields/fieldCapacity(of:)``): checksum, format and the record's end are checked here.
     init(record bytes: UnsafeRawBufferPointer, id: UInt64, binding: EntityBinding, context: ReadContext?,
          offsets: UnsafeMutablePointer<Int>) throws {
-        do {
-            var fields = try RecordFields(bytes, id: id, entity: binding, offsets: offsets)
-            slots = try fields.slots(offsets: offsets)
-            record = fields
-        } catch {
-            throw StoreError.corruptedRecord(entity: binding.name, id: ObjectID(rawValue: id), reason: error.reason)
-        }
-        self.binding = binding
-        self.context = context
-        self.objectID = ObjectID(rawValue: id)
-        self.values = nil
+        let located = try binding.locatedRecord(bytes, id: id, offsets: offsets)
+        self.init(fields: located.fields, slots: located.slots, id: ObjectID(rawValue: id), binding: binding, context: context)
     }
 
     /// A reader over a record already opened (a borrowed view's: its checksum was checked when it was shown).

@@ -77,13 +77,7 @@ public final class ModelRecordAccess {
     @usableFromInline
     func show(_ bytes: UnsafeRawBufferPointer, id: UInt64) throws {
         isShowing = false
-        do {
-            var shown = try RecordFields(bytes, id: id, entity: binding, offsets: offsets)
-            slots = try shown.slots(offsets: offsets)
-            fields = shown
-        } catch {
-            throw StoreError.corruptedRecord(entity: binding.name, id: ObjectID(rawValue: id), reason: error.reason)
-        }
+        (fields, slots) = try binding.locatedRecord(bytes, id: id, offsets: offsets)
         objectID = ObjectID(rawValue: id)
         changes = txn.changes
         isShowing = true

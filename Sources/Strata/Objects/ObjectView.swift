@@ -46,13 +46,7 @@ public final class ObjectView {
     /// throws here, before the closure sees it).
     func show(_ bytes: UnsafeRawBufferPointer, id: UInt64) throws {
         valid = false
-        do {
-            var fields = try RecordFields(bytes, id: id, entity: binding, offsets: offsets)
-            slots = try fields.slots(offsets: offsets)
-            record = fields
-        } catch {
-            throw StoreError.corruptedRecord(entity: binding.name, id: ObjectID(rawValue: id), reason: error.reason)
-        }
+        (record, slots) = try binding.locatedRecord(bytes, id: id, offsets: offsets)
         self.id = ObjectID(rawValue: id)
         valid = true
     }
