@@ -121,8 +121,10 @@ final class EntityBinding: Sendable {
     let indexes: [IndexBinding]
     /// Whether the attribute at each position has an index.
     private let indexedSlots: [Bool]
-    /// Model types (``EntityModel``) checked to declare this entity as the bound model does.
-    let verifiedModels = Mutex<Set<ObjectIdentifier>>([])
+    /// Model types (``EntityModel``) checked to declare this entity as the bound model does: a list, as an app
+    /// has one or two per entity (a `Set` here would make the first store to close scan every protocol
+    /// conformance of the binary when it destroys the set's type for the first time).
+    let verifiedModels = Mutex<[ObjectIdentifier]>([])
     /// The current layout's fields hold the stored attributes in the model's order (model types write their
     /// fields straight into the record when they do).
     let currentFollowsModelOrder: Bool

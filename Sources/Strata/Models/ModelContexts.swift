@@ -188,6 +188,6 @@ extension EntityBinding {
                 expected: "a model type that declares entity \(name) as the store's model \(entity.name) does",
                 actual: "\(T.self), which declares it otherwise (a type of another model version?)")
         }
-        verifiedModels.withLock { _ = $0.insert(key) }
+        verifiedModels.withLock { if !$0.contains(key) { $0.append(key) } }
     }
 }

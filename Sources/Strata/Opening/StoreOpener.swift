@@ -3,9 +3,14 @@ import Foundation
 /// Opens a store: checks its files, creates it when missing, reads its metadata, decides whether it is
 /// ready, must be migrated, or cannot be opened, and binds the app's model to it.
 struct StoreOpener {
-    let url: URL
     let configuration: StoreConfiguration
-    var path: String { url.storePath }
+    /// The store's path, standardized once (``Foundation/URL/storePath``).
+    let path: String
+
+    init(url: URL, configuration: StoreConfiguration) {
+        self.configuration = configuration
+        self.path = url.storePath
+    }
 
     /// An open store's environment (one more use of it, which the new handle owns) and the model bound to it.
     struct Opened {
