@@ -9,6 +9,10 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
     case open
     case scan
     case get
+    /// Aggregates of `views` over every post, each in a read of its own: count, sum, min and max, then the same
+    /// over the posts with `views >= AggregateQuery.threshold` (about half). Strata's query aggregates, SQLite's
+    /// and GRDB's `SELECT COUNT/SUM/MIN/MAX`, raw LMDB's cursor fold.
+    case aggregate
     case lightweightMetadata = "lightweight-metadata"
     /// The widening `views` Int32 → Int64: for Strata a projection (metadata only, issue 13); the peers rewrite.
     case lightweightRewrite = "lightweight-rewrite"
@@ -50,7 +54,7 @@ public enum Scenario: String, CaseIterable, Codable, Sendable {
     public static var defaultSet: [Scenario] { allCases.filter { !$0.isLong } }
 
     /// Whether the scenario reads a store that an earlier step built and leaves it unchanged.
-    public var readsBaseStore: Bool { self == .open || self == .scan || self == .get }
+    public var readsBaseStore: Bool { self == .open || self == .scan || self == .get || self == .aggregate }
     /// Whether the scenario works on a store built for it (a migration, or the work that follows one).
     public var isMigration: Bool {
         [.lightweightMetadata, .lightweightRewrite, .forcedRewrite, .sweep, .scanOldLayout, .writesDuringSweep, .codableReshape,
@@ -385,4 +389,57 @@ public func measured(path: String, _ body: () throws -> (seconds: Double, operat
     return ChildReport(seconds: result.seconds, operations: result.operations, unit: result.unit,
                        peakAnonBytes: peak, baselineAnonBytes: probe.baseline, fileBytes: diskBytes(path),
                        extra: result.extra, notes: result.notes)
+}
+
+/// The `aggregate` scenario's queries: what each system computes, and the answers a data set must give.
+public enum AggregateQuery {
+    /// The filter's lower bound on `views` (uniform below 1,000,000: about half the posts pass).
+    public static let threshold: Int32 = 500_000
+
+    /// The sub-measurements, in the order they run: the four aggregates over every post, then over the filtered ones.
+    public static let names = ["count", "sum", "min", "max", "count_filtered", "sum_filtered", "min_filtered", "max_filtered"]
+
+    /// The answers (count, sum, min, max; unfiltered then filtered) for `data`, by brute force; the min and max of
+    /// no posts are nil.
+    public static func expected(_ data: DataSet) -> [String: Int64?] {
+        var all: (count: Int64, sum: Int64, min: Int64?, max: Int64?) = (0, 0, nil, nil)
+        var some = all
+        func add(_ v: Int64, to a: inout (count: Int64, sum: Int64, min: Int64?, max: Int64?)) {
+            a = (a.count + 1, a.sum + v, Swift.min(a.min ?? v, v), Swift.max(a.max ?? v, v))
+        }
+        if data.count > 0 {
+            for i in 1...data.count {
+                let v = Int64(data.record(i).views)
+                add(v, to: &all)
+                if v >= Int64(threshold) { add(v, to: &some) }
+            }
+        }
+        return ["count": all.count, "sum": all.sum, "min": all.min, "max": all.max,
+                "count_filtered": some.count, "sum_filtered": some.sum, "min_filtered": some.min, "max_filtered": some.max]
+    }
+
+    /// Runs each named measurement (`body(name)` returns its answer) timed on its own, checks every answer
+    /// against ``expected(_:)``, and reports the total time with each part in `extra` (`<name>_seconds`).
+    public static func measure(_ task: ChildTask, _ body: (String) throws -> Int64?) throws -> ChildReport {
+        let expected = expected(task.dataSet)
+        var answers: [String: Int64?] = [:]
+        var report = try measured(path: task.path) {
+            var extra: [String: Double] = [:]
+            var total = 0.0
+            for name in names {
+                let start = Clock.now()
+                answers[name] = try body(name)
+                let seconds = Clock.now() - start
+                extra["\(name)_seconds"] = seconds
+                total += seconds
+            }
+            // The rate is posts per second of the eight aggregates together (the rows compare their total times).
+            return (total, Swift.max(1, task.records), "records", extra, [])
+        }
+        for name in names where answers[name] != expected[name] {
+            let answer = answers[name].flatMap { $0 }.map(String.init) ?? "nil", wanted = expected[name].flatMap { $0 }.map(String.init) ?? "nil"
+            throw BenchFailure("\(task.system.rawValue) \(name) is \(answer), expected \(wanted)")
+        }
+        return report
+    }
 }

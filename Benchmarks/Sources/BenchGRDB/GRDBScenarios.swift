@@ -33,6 +33,7 @@ public enum GRDBScenarios {
         case (.measure, .open): return try measureOpen(task)
         case (.measure, .scan): return try measureScan(task)
         case (.measure, .get): return try measureGet(task)
+        case (.measure, .aggregate): return try measureAggregate(task)
         case (.measure, .lightweightMetadata), (.measure, .lightweightRewrite), (.measure, .customSplit):
             return try GRDBMigrations.measure(task)
         case (.measure, .forcedRewrite), (.measure, .sweep), (.measure, .scanOldLayout), (.measure, .writesDuringSweep),
@@ -129,6 +130,25 @@ public enum GRDBScenarios {
         guard n == task.records else { throw BenchFailure("grdb scan read \(n) posts, expected \(task.records)") }
         report.extra["fold"] = Double(f.value % (1 << 50))
         return report
+    }
+
+    /// `aggregate`: GRDB's query interface, `Post.fetchCount(db)` and `Post.select(sum/min/max(Column("views")))`,
+    /// filtered with `Post.filter(Column("views") >= threshold)`, each in a `read` of its own.
+    static func measureAggregate(_ task: ChildTask) throws -> ChildReport {
+        let queue = try GRDBDatabase.open(task)
+        defer { try? queue.close() }
+        let views = Column("views")
+        return try AggregateQuery.measure(task) { name in
+            let request = name.hasSuffix("_filtered") ? Post.filter(views >= AggregateQuery.threshold) : Post.all()
+            return try queue.read { db -> Int64? in
+                switch name.split(separator: "_")[0] {
+                case "count": return Int64(try request.fetchCount(db))
+                case "sum": return try request.select(GRDB.sum(views), as: Int64?.self).fetchOne(db)?.flatMap { $0 } ?? 0
+                case "min": return try request.select(GRDB.min(views), as: Int64?.self).fetchOne(db) ?? nil
+                default: return try request.select(GRDB.max(views), as: Int64?.self).fetchOne(db) ?? nil
+                }
+            }
+        }
     }
 
     /// The same random IDs as the other systems, `Post.fetchOne(db, key:)` each, in one `read`.

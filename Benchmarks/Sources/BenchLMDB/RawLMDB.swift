@@ -37,6 +37,7 @@ public enum RawLMDB {
         case (.measure, .open): return try measureOpen(task)
         case (.measure, .scan): return try measureScan(task)
         case (.measure, .get): return try measureGet(task)
+        case (.measure, .aggregate): return try measureAggregate(task)
         case (.measure, .lightweightMetadata): return try measureMetadata(task)
         case (.measure, .lightweightRewrite): return try measureRewrite(task)
         case (.measure, .customSplit): return try measureSplit(task)
@@ -274,6 +275,50 @@ public enum RawLMDB {
         guard n == task.records else { throw BenchFailure("scan read \(n) records, expected \(task.records)") }
         report.extra["fold"] = Double(fold.value % (1 << 50))
         return report
+    }
+
+    /// `aggregate`: the count from LMDB's own statistics (as Strata's unfiltered count), everything else a cursor
+    /// fold over every record in a read transaction of its own, reading `views` from each.
+    static func measureAggregate(_ task: ChildTask) throws -> ChildReport {
+        let env = try Env(task.path)
+        defer { withExtendedLifetime(env) {} }
+        return try AggregateQuery.measure(task) { name in
+            let txn = try env.begin(readOnly: true)
+            defer { mdb_txn_abort(txn) }
+            let posts = try dbi(txn, "posts")
+            if name == "count" {
+                var stat = MDB_stat()
+                try check(mdb_stat(txn, posts, &stat), "mdb_stat")
+                return Int64(stat.ms_entries)
+            }
+            let filtered = name.hasSuffix("_filtered")
+            var count: Int64 = 0, sum: Int64 = 0, least = Int64.max, greatest = Int64.min
+            var cursor: OpaquePointer?
+            try check(mdb_cursor_open(txn, posts, &cursor), "mdb_cursor_open")
+            defer { mdb_cursor_close(cursor) }
+            var k = MDB_val(), v = MDB_val()
+            var rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST)
+            while rc == 0 {
+                let b = bytes(v)
+                let f = try parse(b)
+                let views = f.viewsSize == 4 ? Int64(Int32(littleEndian: b.loadUnaligned(fromByteOffset: f.views, as: Int32.self)))
+                    : Int64(littleEndian: b.loadUnaligned(fromByteOffset: f.views, as: Int64.self))
+                if !filtered || views >= Int64(AggregateQuery.threshold) {
+                    count += 1
+                    sum &+= views
+                    least = Swift.min(least, views)
+                    greatest = Swift.max(greatest, views)
+                }
+                rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)
+            }
+            guard rc == MDB_NOTFOUND else { throw BenchFailure("mdb_cursor_get: \(rc)") }
+            switch name.split(separator: "_")[0] {
+            case "count": return count
+            case "sum": return sum
+            case "min": return count == 0 ? nil : least
+            default: return count == 0 ? nil : greatest
+            }
+        }
     }
 
     static func measureGet(_ task: ChildTask) throws -> ChildReport {

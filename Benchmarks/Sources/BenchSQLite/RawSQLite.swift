@@ -35,6 +35,7 @@ public enum RawSQLite {
         case (.measure, .open): return try measureOpen(task)
         case (.measure, .scan): return try measureScan(task)
         case (.measure, .get): return try measureGet(task)
+        case (.measure, .aggregate): return try measureAggregate(task)
         case (.measure, .lightweightMetadata): return try measureMetadata(task)
         case (.measure, .lightweightRewrite): return try measureRebuild(task)
         case (.measure, .customSplit): return try measureSplit(task)
@@ -204,6 +205,24 @@ public enum RawSQLite {
         guard n == task.records else { throw BenchFailure("scan read \(n) rows, expected \(task.records)") }
         report.extra["fold"] = Double(fold.value % (1 << 50))
         return report
+    }
+
+    /// `aggregate`: `SELECT COUNT(*)/SUM(views)/MIN(views)/MAX(views) FROM post [WHERE views >= threshold]`, each
+    /// statement prepared, stepped and finalized in a transaction of its own.
+    static func measureAggregate(_ task: ChildTask) throws -> ChildReport {
+        let c = try Connection(task)
+        defer { try? c.close() }
+        return try AggregateQuery.measure(task) { name in
+            let filtered = name.hasSuffix("_filtered")
+            let function = ["count": "COUNT(*)", "sum": "SUM(views)", "min": "MIN(views)", "max": "MAX(views)"][String(name.split(separator: "_")[0])]!
+            try c.exec("BEGIN")
+            let s = try c.prepare("SELECT \(function) FROM post" + (filtered ? " WHERE views >= \(AggregateQuery.threshold)" : ""))
+            defer { sqlite3_finalize(s) }
+            guard sqlite3_step(s) == SQLITE_ROW else { throw BenchFailure("aggregate \(name): \(String(cString: sqlite3_errmsg(c.db)))") }
+            let answer: Int64? = sqlite3_column_type(s, 0) == SQLITE_NULL ? (name.hasPrefix("sum") ? 0 : nil) : sqlite3_column_int64(s, 0)
+            try c.exec("COMMIT")
+            return answer
+        }
     }
 
     static func measureGet(_ task: ChildTask) throws -> ChildReport {

@@ -154,6 +154,7 @@ public enum StrataScenarios {
         case (.measure, .open): return try measureOpen(task, url: url)
         case (.measure, .scan): return try measureScan(task, url: url)
         case (.measure, .get): return try measureGet(task, url: url)
+        case (.measure, .aggregate): return try measureAggregate(task, url: url)
         case (.measure, .lightweightMetadata), (.measure, .lightweightRewrite), (.measure, .forcedRewrite), (.measure, .customSplit):
             return try measureMigration(task, url: url)
         case (.measure, .sweep): return try ZeroDowntimeScenarios.measureSweep(task, url: url)
@@ -353,6 +354,27 @@ public enum StrataScenarios {
         report.extra["sum_seconds"] = sumTime
         report.extra["max_seconds"] = maxTime
         report.extra["average_seconds"] = averageTime
+    }
+
+    /// `aggregate`: the typed query aggregates over the macro model (`count`, `sum(\.views, as: Int64.self)`,
+    /// `min(\.views)`, `max(\.views)`, unfiltered and with `filter(\.views >= threshold)`), each in a read of its own:
+    /// records read in place, only `views` decoded. The unfiltered count is the entity's entry count.
+    static func measureAggregate(_ task: ChildTask, url: URL) throws -> ChildReport {
+        let store = try Store.open(at: url, schema: try PostModel.v1())
+        defer { store.close() }
+        typealias Post = MacroPosts.V1.Post
+        return try AggregateQuery.measure(task) { name in
+            try store.read { ctx -> Int64? in
+                let all = try ctx.objects(Post.self)
+                let query = name.hasSuffix("_filtered") ? all.filter(\.views >= AggregateQuery.threshold) : all
+                switch name.split(separator: "_")[0] {
+                case "count": return Int64(try query.count())
+                case "sum": return try query.sum(\.views, as: Int64.self)
+                case "min": return try query.min(\.views).map(Int64.init)
+                default: return try query.max(\.views).map(Int64.init)
+                }
+            }
+        }
     }
 
     static func measureGet(_ task: ChildTask, url: URL) throws -> ChildReport {

@@ -42,7 +42,7 @@ import Testing
         let results = try #require(root["results"] as? [[String: Any]])
         let scenarios = Set(results.compactMap { $0["scenario"] as? String })
         #expect(!scenarios.contains("observe-memory"))
-        #expect(scenarios.isSuperset(of: ["insert", "open", "scan", "get", "custom-split", "observe-latency", "observe-insert"]))
+        #expect(scenarios.isSuperset(of: ["insert", "open", "scan", "get", "aggregate", "custom-split", "observe-latency", "observe-insert"]))
     }
 
     @Test func smallRunProducesCompleteJSON() throws {
@@ -76,7 +76,7 @@ import Testing
         #expect(!(machine["sqlite"] as? String ?? "").isEmpty)
         let results = try #require(root["results"] as? [[String: Any]])
 
-        let scenarios = ["insert", "open", "scan", "get", "lightweight-metadata", "lightweight-rewrite", "forced-rewrite", "custom-split"]
+        let scenarios = ["insert", "open", "scan", "get", "aggregate", "lightweight-metadata", "lightweight-rewrite", "forced-rewrite", "custom-split"]
         var expected: Set<String> = []
         for s in scenarios {
             for system in ["strata", "lmdb", "sqlite", "grdb"] { expected.insert("\(s)/\(system)") }

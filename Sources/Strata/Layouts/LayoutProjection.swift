@@ -35,6 +35,9 @@ final class LayoutProjection: @unchecked Sendable {
 
     /// The slots, for reading (valid while the projection lives: readers never outlive the bound model).
     var slots: UnsafeBufferPointer<Slot> { UnsafeBufferPointer(slotBuffer) }
+    /// For each attribute, the field it is read from as it is stored (-1 when it is not: a constant, default,
+    /// widening or reshape), in memory of the projection's own (see ``RecordSlots``).
+    let slotFields: UnsafeMutableBufferPointer<Int>
 
     /// The projection of a layout whose records `sources` read (one per stored attribute, in the catalog's order)
     /// for `entity`, whose stored attribute `j` in the catalog's order is the model's attribute `catalogToModel[j]`.
@@ -62,16 +65,24 @@ final class LayoutProjection: @unchecked Sendable {
         self.codeBuffer = .allocate(capacity: max(1, fieldCodes.count))
         _ = codeBuffer.initialize(from: fieldCodes)
         self.readsFieldAsIs = sources.map(\.isPlainField)
-        self.slotBuffer = .allocate(capacity: max(1, attributeFields.count))
+        let codes = fieldCodes
+        let slotBuffer = UnsafeMutableBufferPointer<Slot>.allocate(capacity: max(1, attributeFields.count))
         for a in attributeFields.indices {
             let f = attributeFields[a]
-            slotBuffer.initializeElement(at: a, to: Slot(field: f.map(Int32.init) ?? -1, code: f.map { fieldCodes[$0] } ?? 0,
-                                                         readsAsIs: direct || readsFieldAsIs[a]))
+            slotBuffer.initializeElement(at: a, to: Slot(field: f.map(Int32.init) ?? -1, code: f.map { codes[$0] } ?? 0,
+                                                         readsAsIs: direct || sources[a].isPlainField))
         }
+        self.slotBuffer = slotBuffer
+        let slotFields = UnsafeMutableBufferPointer<Int>.allocate(capacity: max(1, sources.count))
+        for a in 0..<max(1, sources.count) {
+            slotFields[a] = a < sources.count && sources[a].isPlainField ? attributeFields[a] ?? -1 : -1
+        }
+        self.slotFields = slotFields
     }
 
     deinit {
         codeBuffer.deallocate()
         slotBuffer.deallocate()
+        slotFields.deallocate()
     }
 }

@@ -22,6 +22,9 @@ struct RecordFields {
     let layoutID: UInt32
     /// Each field's type code (``TypeCode``), in memory the projection (or the transcoder's program) owns.
     let fieldCodes: UnsafeBufferPointer<UInt8>
+    /// The projection's field of each attribute read as it is stored (``LayoutProjection/slotFields``; empty
+    /// without a projection), kept here so that ``RecordSlots`` needs no reference to the projection.
+    let slotFields: UnsafeBufferPointer<Int>
     private let bitmapStart: Int
     private let fieldsStart: Int
     /// Where the checksum begins.
@@ -42,10 +45,7 @@ struct RecordFields {
          offsets: UnsafeMutablePointer<Int>? = nil) throws(DecodeFailure) {
         let (layoutID, r) = try RecordCodec.open(bytes, entityTag: entityTag, id: id)
         guard let projection = projection(layoutID) else { throw DecodeFailure("unknown layout \(layoutID)") }
-        // The buffer has room for one code at least: a layout without fields has none.
-        let codes = UnsafeBufferPointer(rebasing: projection.codeBuffer[0..<projection.fieldCodes.count])
-        try self.init(bytes, layoutID: layoutID, codes: codes, bitmapSize: projection.layout.bitmapSize,
-                      projection: projection, body: r, offsets: offsets)
+        try self.init(bytes, layoutID: layoutID, projection: projection, body: r, offsets: offsets)
     }
 
     /// Opens the record of object `id` of the entity tagged `entityTag` for reading its fields only (byte-level
@@ -59,6 +59,17 @@ struct RecordFields {
                       projection: nil, body: r, offsets: nil)
     }
 
+    /// Opens a record whose checksum and format ``RecordCodec/open(_:entityTag:id:)`` checked (`r` at its null
+    /// bitmap), of the layout `projection` reads.
+    @inline(__always)
+    init(_ bytes: UnsafeRawBufferPointer, layoutID: UInt32, projection: LayoutProjection, body r: BinaryReader,
+         offsets: UnsafeMutablePointer<Int>?) throws(DecodeFailure) {
+        // The buffer has room for one code at least: a layout without fields has none.
+        let codes = UnsafeBufferPointer(rebasing: projection.codeBuffer[0..<projection.fieldCodes.count])
+        try self.init(bytes, layoutID: layoutID, codes: codes, bitmapSize: projection.layout.bitmapSize,
+                      projection: projection, body: r, offsets: offsets)
+    }
+
     @inline(__always)
     private init(_ bytes: UnsafeRawBufferPointer, layoutID: UInt32, codes: UnsafeBufferPointer<UInt8>, bitmapSize: Int,
                  projection: LayoutProjection?, body r: BinaryReader, offsets: UnsafeMutablePointer<Int>?) throws(DecodeFailure) {
@@ -68,6 +79,7 @@ struct RecordFields {
         self.slots = projection?.slots ?? UnsafeBufferPointer(start: nil, count: 0)
         self.layoutID = layoutID
         self.fieldCodes = codes
+        self.slotFields = projection.map { UnsafeBufferPointer($0.slotFields) } ?? UnsafeBufferPointer(start: nil, count: 0)
         self.bitmapStart = r.offset
         self.fieldsStart = r.offset + bitmapSize
         self.end = r.end
@@ -137,6 +149,57 @@ struct RecordFields {
         let count = fieldCodes.count
         if count > 0 && nextField < count { _ = try offset(ofField: count - 1) }
         guard nextOffset == end else { throw DecodeFailure("\(end - nextOffset) bytes after the last field") }
+    }
+
+    /// Locates every field into the offset table the reader was opened with (-1 for null) and checks that the
+    /// record ends after its last field, in one pass: the walk of the lean readers (``RecordSlots``). Fixed-width
+    /// fields are stepped over by their size, lengths of one byte read inline; bounds are checked for each field.
+    mutating func locateAll() throws(DecodeFailure) {
+        guard let offsets else { return try checkEnd() }
+        guard let base = bytes.baseAddress else { throw DecodeFailure("an empty record") }
+        // Everything the loop reads, in locals: stores into `offsets` could otherwise alias them.
+        let count = fieldCodes.count
+        guard let codes = fieldCodes.baseAddress else { return try checkEnd() }
+        let bitmap = base + bitmapStart
+        let end = self.end
+        var o = fieldsStart
+        var f = 0
+        while f < count {
+            if bitmap.load(fromByteOffset: f >> 3, as: UInt8.self) & (UInt8(1) << UInt8(f & 7)) != 0 {
+                offsets[f] = -1
+                f += 1
+                continue
+            }
+            offsets[f] = o
+            switch codes[f] {
+            case 1, 4, 8: o += 8
+            case 2, 5: o += 4
+            case 3: o += 2
+            case 10: o += 16
+            case 6:
+                guard o < end else { throw DecodeFailure("truncated at byte \(o)") }
+                let b = base.load(fromByteOffset: o, as: UInt8.self)
+                if b > 1 { throw DecodeFailure("invalid Boolean byte \(b)") }
+                o += 1
+            case 7, 9, 11, 12, 13:
+                guard o < end else { throw DecodeFailure("truncated varint at byte \(o)") }
+                let b = base.load(fromByteOffset: o, as: UInt8.self)
+                if b < 0x80 {
+                    o += 1 + Int(b)
+                } else {
+                    var r = BinaryReader(bytes, end: end)
+                    r.offset = o
+                    do { _ = try r.lengthPrefixed() } catch let failure as DecodeFailure { throw failure } catch { throw DecodeFailure("\(error)") }
+                    o = r.offset
+                }
+            case let code: throw DecodeFailure("unknown field type code \(code)")
+            }
+            guard o <= end else { throw DecodeFailure("field \(f) runs past the end of the record") }
+            f += 1
+        }
+        nextField = count
+        nextOffset = o
+        guard o == end else { throw DecodeFailure("\(end - o) bytes after the last field") }
     }
 
     /// Locates every field: `fields[i]` is field i's byte range, nil when null (the byte-level rewrite's walk).

@@ -13,11 +13,12 @@ import Foundation
 /// }
 /// ```
 public struct BorrowedString: CustomStringConvertible {
-    private let bytes: UnsafeRawBufferPointer
+    @usableFromInline let bytes: UnsafeRawBufferPointer
     /// A value a layout's projection gave (a default, a constant) rather than the stored bytes.
-    private let owned: String?
-    private let lease: ReadLease
+    @usableFromInline let owned: String?
+    @usableFromInline let lease: ReadLease
 
+    @inlinable
     init(bytes: UnsafeRawBufferPointer, lease: ReadLease) {
         self.bytes = bytes
         self.owned = nil
@@ -31,6 +32,7 @@ public struct BorrowedString: CustomStringConvertible {
     }
 
     /// Calls `body` with the string's UTF-8 bytes.
+    @inlinable
     public func withUTF8<R>(_ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         try lease.check()
         if var owned { return try owned.withUTF8 { try body(UnsafeRawBufferPointer($0)) } }
@@ -105,17 +107,24 @@ public struct BorrowedString: CustomStringConvertible {
 
 /// The validity of memory a borrowed record points into: the transaction it was read in, until it ends or (in a
 /// write) makes its next change.
+@usableFromInline
 struct ReadLease {
-    let txn: Transaction
-    let changes: Int
+    @usableFromInline let txn: Transaction
+    @usableFromInline let changes: Int
 
     init(_ txn: Transaction) {
         self.txn = txn
         self.changes = txn.changes
     }
 
+    @inlinable
+    init(txn: Transaction, changes: Int) {
+        self.txn = txn
+        self.changes = changes
+    }
+
     /// Throws ``StoreError/transactionEnded`` when the memory read under this lease may have changed.
-    @inline(__always)
+    @inlinable @inline(__always)
     func check() throws {
         guard !txn.isFinished, txn.changes == changes else { throw StoreError.transactionEnded }
     }

@@ -9,14 +9,21 @@ extension ModelReader {
     @_documentation(visibility: private)
     @inlinable
     public mutating func read<T: ModelScalar>(_ slot: Int) throws -> T {
-        try required(T.read(slot, from: &self), slot)
+        // A plain field of a located record: read in place, here in the model's own code.
+        let o = slots.offset(ofSlot: slot, code: T.fieldCode)
+        if o >= 0, let v = T.inPlace(slots.bytes, at: o) { return v }
+        let value = try T.read(slot, from: &self)
+        return try required(value, slot)
     }
 
     /// Reads an optional scalar attribute.
     @_documentation(visibility: private)
     @inlinable
     public mutating func read<T: ModelScalar>(_ slot: Int) throws -> T? {
-        try T.read(slot, from: &self)
+        let o = slots.offset(ofSlot: slot, code: T.fieldCode)
+        if o >= 0, let v = T.inPlace(slots.bytes, at: o) { return v }
+        if o == -1 { return nil }
+        return try T.read(slot, from: &self)
     }
 
     /// A `Codable` value stored as canonical JSON (its type inferred from the property it is assigned to).

@@ -17,7 +17,11 @@ extension ReadContext {
     /// Decodes a stored record as a value of `T`.
     @inline(__always)
     func decodeModel<T: EntityModel>(_ type: T.Type, _ bytes: UnsafeRawBufferPointer, id: UInt64, binding: EntityBinding) throws -> T {
-        var reader = try ModelReader(record: bytes, id: id, binding: binding, context: self)
+        // Every field is located at once into the context's offset table: each property is then read in place.
+        // (No closure: in this generic function, one would look up generic metadata for every object.)
+        let offsets = lendOffsets(RecordFields.fieldCapacity(of: binding))
+        defer { returnOffsets(offsets) }
+        var reader = try ModelReader(record: bytes, id: id, binding: binding, context: self, offsets: offsets)
         let value = try T(from: &reader)
         try reader.finish()
         return value

@@ -210,19 +210,16 @@ extension ModelQuery {
     /// one, reading only that field of each record.
     /// Inlined into the caller, so that the value type is concrete there: a generic read here would look up
     /// `Optional<V>`'s metadata for every record.
+    /// Each record is shown in a borrowed view's access (its checksum checked, its fields located once, a condition
+    /// evaluated on them), and the field is read in place.
     @inlinable
     func fold<V: ModelScalar, P>(_ keyPath: KeyPath<T, P>, _ body: (V) throws -> Void) throws {
         let a = try attribute(keyPath)
-        try forEachMatchingRecord { bytes, id in
-            var reader = try openRecord(bytes, id: id)
-            if let v = try V.read(a, from: &reader) { try body(v) }
+        let access = ModelRecordAccess(binding: binding, context: context)
+        defer { access.end() }
+        try forEachMatchingRecord(showing: access) { _, _ in
+            if let v: V = try access.read(a) { try body(v) }
         }
-    }
-
-    /// A reader over one matching record (its checksum checked).
-    @usableFromInline
-    func openRecord(_ bytes: UnsafeRawBufferPointer, id: UInt64) throws -> ModelReader {
-        try ModelReader(record: bytes, id: id, binding: binding, context: context)
     }
 
     /// The position of the stored attribute a key path names.
@@ -243,13 +240,16 @@ extension ModelQuery {
     /// in the query's sort order when it sorts and limits), honouring offset and limit. Conditions on stored
     /// attributes are evaluated on the record's fields; closure filters, and conditions on other key paths, on
     /// model values.
+    /// - Parameter access: when given, each candidate record is shown in it (checksum checked, fields located)
+    ///   before its conditions are evaluated, on the located fields, and `body` reads it there.
     @usableFromInline
-    func forEachMatchingRecord(_ body: (UnsafeRawBufferPointer, UInt64) throws -> Void) throws {
+    func forEachMatchingRecord(showing access: ModelRecordAccess? = nil, _ body: (UnsafeRawBufferPointer, UInt64) throws -> Void) throws {
         if !sortKeys.isEmpty && (limitCount != nil || offsetCount > 0) {
             // Which objects count depends on the sort: take them as values, then read each record.
             for value in try limit(limitCount ?? Int.max).offset(offsetCount).fetch() {
                 guard let id = value.objectID?.rawValue,
                       let bytes = try ObjectKey.with(id, { try context.txn.get(binding.dbi, key: $0) }) else { continue }
+                try access?.show(bytes, id: id)
                 try body(bytes, id)
             }
             return
@@ -263,10 +263,13 @@ extension ModelQuery {
         let checksModels = condition == nil && !predicates.isEmpty
         let hasFilters = !filters.isEmpty
         try scanRecords { bytes, id in
-            if let condition {
+            if let access {
+                guard try access.show(bytes, id: id, matching: condition) else { return true }
+            } else if let condition {
                 var reader = try ModelReader(record: bytes, id: id, binding: binding, context: context)
                 guard try reader.matches(condition) else { return true }
-            } else if checksModels {
+            }
+            if checksModels {
                 guard try matchesModel(bytes, id) else { return true }
             }
             if hasFilters {
@@ -276,7 +279,8 @@ extension ModelQuery {
             if skipped < offsetCount { skipped += 1; return true }
             try body(bytes, id)
             returned += 1
-            return limitCount.map { returned < $0 } ?? true
+            if let limitCount { return returned < limitCount }
+            return true
         }
     }
 

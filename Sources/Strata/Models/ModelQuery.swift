@@ -110,9 +110,12 @@ public struct ModelQuery<T: EntityModel> {
             let n = Swift.max(0, try context.txn.entryCount(binding.dbi) - offsetCount)
             return limitCount.map { Swift.min($0, n) } ?? n
         }
-        // Conditions are checked on the records' fields: no value is built.
+        // Conditions are checked on the records' fields, each record shown whole (checksum and every field
+        // checked, as every read does): no value is built.
+        let access = ModelRecordAccess(binding: binding, context: context)
+        defer { access.end() }
         var n = 0
-        try forEachMatchingRecord { _, _ in n += 1 }
+        try forEachMatchingRecord(showing: access) { _, _ in n += 1 }
         return n
     }
 

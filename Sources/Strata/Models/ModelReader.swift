@@ -18,6 +18,9 @@ public struct ModelReader: ~Copyable {
     public let objectID: ObjectID
     /// The stored record (nil for decoded values).
     var record: RecordFields?
+    /// The record's fields by slot, when they were all located (``RecordSlots``): plain fields are then read
+    /// in place by code inlined into the model's `init(from:)`.
+    @usableFromInline var slots = RecordSlots.none
     /// The attribute values, by slot, for an object of the dynamic API.
     private let values: [Value]?
     /// The entity's number of attributes (read without touching the binding).
@@ -38,13 +41,22 @@ public struct ModelReader: ~Copyable {
         self.values = nil
     }
 
+    /// A reader over a stored record whose every field it locates at once into `offsets` (room for
+    /// ``RecordFields/fieldCapacity(of:)``): checksum, format and the record's end are checked here.
+    init(record bytes: UnsafeRawBufferPointer, id: UInt64, binding: EntityBinding, context: ReadContext?,
+         offsets: UnsafeMutablePointer<Int>) throws {
+        let located = try binding.locatedRecord(bytes, id: id, offsets: offsets)
+        self.init(fields: located.fields, slots: located.slots, id: ObjectID(rawValue: id), binding: binding, context: context)
+    }
+
     /// A reader over a record already opened (a borrowed view's: its checksum was checked when it was shown).
-    init(fields: RecordFields, id: ObjectID, binding: EntityBinding, context: ReadContext?) {
+    init(fields: RecordFields, slots: RecordSlots, id: ObjectID, binding: EntityBinding, context: ReadContext?) {
         self.binding = binding
         self.attributeCount = binding.attributeCount
         self.context = context
         self.objectID = id
         self.record = fields
+        self.slots = slots
         self.values = nil
     }
 

@@ -39,12 +39,27 @@ public struct ModelRecord<Model: EntityModel>: ModelRecordView {
 
 /// Reads the record a borrowed view shows (the API generated views call). One per scan, moved from record to
 /// record.
+///
+/// Showing a record checks its checksum and locates every field in one walk, into an offset table the scan
+/// reuses (``RecordSlots``); a property read is then a validity check (two loads and a comparison: no reference
+/// is counted) and, for a plain field, an unaligned load inlined into the app's code. Anything else (a projected
+/// attribute of an older layout, a Codable or raw value, a damaged field) goes through the general path.
 @_documentation(visibility: private)
 public final class ModelRecordAccess {
     let binding: EntityBinding
     let context: ReadContext
+    /// The transaction the scan reads in (one reference for the whole scan, none per record or property).
+    @usableFromInline let txn: Transaction
+    // Only the thread running the scan touches an access: no dynamic exclusivity checks on these.
     @exclusivity(unchecked) private var fields: RecordFields?
-    @exclusivity(unchecked) private var lease: ReadLease
+    /// The shown record's fields by slot.
+    @usableFromInline @exclusivity(unchecked) var slots = RecordSlots.none
+    /// Whether a record is shown (false before the first and after the scan).
+    @usableFromInline @exclusivity(unchecked) var isShowing = false
+    /// The transaction's change count when the record was shown: a change since may have moved its bytes.
+    @usableFromInline @exclusivity(unchecked) var changes = 0
+    /// Each field's start in the shown record, in one buffer reused for every record.
+    private let offsets: UnsafeMutablePointer<Int>
     /// The identifier of the object shown.
     @exclusivity(unchecked) public private(set) var objectID = ObjectID(rawValue: 0)
 
@@ -52,58 +67,130 @@ public final class ModelRecordAccess {
     init(binding: EntityBinding, context: ReadContext) {
         self.binding = binding
         self.context = context
-        self.lease = ReadLease(context.txn)
+        self.txn = context.txn
+        self.offsets = .allocate(capacity: RecordFields.fieldCapacity(of: binding))
     }
 
-    /// Shows the record of object `id` (its checksum checked).
+    deinit { offsets.deallocate() }
+
+    /// Shows the record of object `id`: its checksum checked, every field located.
     @usableFromInline
     func show(_ bytes: UnsafeRawBufferPointer, id: UInt64) throws {
-        do {
-            fields = try RecordFields(bytes, id: id, entity: binding)
-        } catch {
-            throw StoreError.corruptedRecord(entity: binding.name, id: ObjectID(rawValue: id), reason: error.reason)
-        }
+        isShowing = false
+        (fields, slots) = try binding.locatedRecord(bytes, id: id, offsets: offsets)
         objectID = ObjectID(rawValue: id)
-        lease = ReadLease(context.txn)
+        changes = txn.changes
+        isShowing = true
+    }
+
+    /// Shows the record of object `id` and tells whether it satisfies `condition` (true without one).
+    func show(_ bytes: UnsafeRawBufferPointer, id: UInt64, matching condition: RecordCondition?) throws -> Bool {
+        try show(bytes, id: id)
+        guard let condition else { return true }
+        return try matches(condition)
     }
 
     /// Stops showing a record: the view's reads throw from now on.
     @usableFromInline
-    func end() { fields = nil }
+    func end() {
+        isShowing = false
+        fields = nil
+        slots = .none
+    }
+
+    /// Whether the shown record may still be read: it is shown, and the transaction made no change since.
+    @inlinable @inline(__always)
+    var isValid: Bool { isShowing && txn.changes == changes }
+
+    /// The lease borrowed strings hold: valid until the transaction ends or changes something.
+    @usableFromInline
+    var lease: ReadLease { ReadLease(txn: txn, changes: changes) }
 
     /// Runs `body` with a reader over the shown record, after checking the view is still valid.
     @usableFromInline
     func reading<R>(_ body: (inout ModelReader) throws -> R) throws -> R {
-        try lease.check()
-        guard let shown = fields else { throw StoreError.transactionEnded }
-        var reader = ModelReader(fields: shown, id: objectID, binding: binding, context: context)
+        guard isValid, let shown = fields else { throw StoreError.transactionEnded }
+        var reader = ModelReader(fields: shown, slots: slots, id: objectID, binding: binding, context: context)
         defer { fields = reader.record }
         return try body(&reader)
     }
 
-    // Inlined into generated views, so the value type is concrete there (a generic read here would look up
-    // `Optional<V>`'s metadata for every field read).
+    /// Whether the shown record satisfies a compiled condition (on its fields, in place).
+    func matches(_ condition: RecordCondition) throws -> Bool {
+        guard isValid, var shown = fields else { throw StoreError.transactionEnded }
+        defer { fields = shown }
+        do {
+            return try condition.matches(&shown, binding)
+        } catch {
+            throw StoreError.corruptedRecord(entity: binding.name, id: objectID, reason: error.reason)
+        }
+    }
+
+    // Inlined into generated views, so the value type is concrete there: a plain field is read with one load;
+    // everything else (and every error) goes through the general path.
     @inlinable
     public func read<V: ModelScalar>(_ slot: Int) throws -> V {
-        try reading { try $0.read(slot) }
+        if isValid {
+            let o = slots.offset(ofSlot: slot, code: V.fieldCode)
+            if o >= 0, let v = V.inPlace(slots.bytes, at: o) { return v }
+        }
+        return try readGenerally(slot)
     }
 
     @inlinable
     public func read<V: ModelScalar>(_ slot: Int) throws -> V? {
-        try reading { try $0.read(slot) }
+        if isValid {
+            let o = slots.offset(ofSlot: slot, code: V.fieldCode)
+            if o >= 0, let v = V.inPlace(slots.bytes, at: o) { return v }
+            if o == -1 { return nil }
+        }
+        return try readOptionalGenerally(slot)
+    }
+
+    @usableFromInline
+    func readGenerally<V: ModelScalar>(_ slot: Int) throws -> V {
+        try reading { r in
+            let v = try V.read(slot, from: &r)
+            return try r.required(v, slot)
+        }
+    }
+
+    @usableFromInline
+    func readOptionalGenerally<V: ModelScalar>(_ slot: Int) throws -> V? {
+        try reading { try V.read(slot, from: &$0) }
     }
 
     /// A string attribute in place (a projected value — a default or constant — as an owned string).
+    @inlinable
     public func string(_ slot: Int) throws -> BorrowedString {
-        guard let s = try optionalString(slot) else {
+        if isValid {
+            let o = slots.offset(ofSlot: slot, code: 7)
+            if o >= 0, let utf8 = slots.lengthPrefixed(at: o) { return BorrowedString(bytes: utf8, lease: lease) }
+        }
+        return try stringGenerally(slot)
+    }
+
+    @inlinable
+    public func optionalString(_ slot: Int) throws -> BorrowedString? {
+        if isValid {
+            let o = slots.offset(ofSlot: slot, code: 7)
+            if o >= 0, let utf8 = slots.lengthPrefixed(at: o) { return BorrowedString(bytes: utf8, lease: lease) }
+            if o == -1 { return nil }
+        }
+        return try optionalStringGenerally(slot)
+    }
+
+    @usableFromInline
+    func stringGenerally(_ slot: Int) throws -> BorrowedString {
+        guard let s = try optionalStringGenerally(slot) else {
             throw StoreError.corruptedRecord(entity: binding.name, id: objectID, reason: "required attribute \(binding.attributeNames[slot]) is null")
         }
         return s
     }
 
-    public func optionalString(_ slot: Int) throws -> BorrowedString? {
-        try lease.check()
-        guard var shown = fields, let projection = shown.projection, slot < projection.readsFieldAsIs.count else {
+    @usableFromInline
+    func optionalStringGenerally(_ slot: Int) throws -> BorrowedString? {
+        guard isValid, var shown = fields, let projection = shown.projection, slot < projection.readsFieldAsIs.count else {
             throw StoreError.transactionEnded
         }
         if projection.readsFieldAsIs[slot], let f = projection.attributeFields[slot], projection.fieldCodes[f] == 7 {
@@ -175,10 +262,7 @@ extension ModelQuery {
     public func forEachRecord(_ body: (T.Record) throws -> Void) throws {
         let access = ModelRecordAccess(binding: binding, context: context)
         defer { access.end() }
-        try forEachMatchingRecord { bytes, id in
-            try access.show(bytes, id: id)
-            try body(T.Record(access: access))
-        }
+        try forEachMatchingRecord(showing: access) { _, _ in try body(T.Record(access: access)) }
     }
 
     /// Folds the matching objects' borrowed views into a result.

@@ -26,6 +26,14 @@ public protocol ModelScalar: ModelQueryable, Sendable {
     /// not of this type.
     @_documentation(visibility: private)
     static func defaultValue(_ literal: ModelLiteral) -> Value?
+
+    /// The type code of the field values are stored in (for generated code; see `ModelScalar+InPlace.swift`).
+    @_documentation(visibility: private)
+    static var fieldCode: UInt8 { get }
+    /// The value of the field that starts at `offset` in a record whose fields were located (their bounds
+    /// checked), or nil when it is read through the general path (for generated code).
+    @_documentation(visibility: private)
+    static func inPlace(_ record: UnsafeRawBufferPointer, at offset: Int) -> Self?
 }
 
 /// A literal a model property is initialized with, as the `@Entity` macro reads it: the attribute's default.

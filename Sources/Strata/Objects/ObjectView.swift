@@ -23,6 +23,8 @@ public final class ObjectView {
     // Only the thread running the scan touches a view: no dynamic exclusivity checks on these.
     /// The record shown, read through the one record reader; nil before the first record.
     @exclusivity(unchecked) private var record: RecordFields?
+    /// The record's fields by attribute (``RecordSlots``), located when it was shown.
+    @exclusivity(unchecked) private var slots = RecordSlots.none
     /// Each field's start in the record (-1 for a null field), in one buffer reused for every record.
     private let offsets: UnsafeMutablePointer<Int>
     @exclusivity(unchecked) private var valid = false
@@ -44,18 +46,15 @@ public final class ObjectView {
     /// throws here, before the closure sees it).
     func show(_ bytes: UnsafeRawBufferPointer, id: UInt64) throws {
         valid = false
-        do {
-            var fields = try RecordFields(bytes, id: id, entity: binding, offsets: offsets)
-            try fields.checkEnd()
-            record = fields
-        } catch {
-            throw StoreError.corruptedRecord(entity: binding.name, id: ObjectID(rawValue: id), reason: error.reason)
-        }
+        (record, slots) = try binding.locatedRecord(bytes, id: id, offsets: offsets)
         self.id = ObjectID(rawValue: id)
         valid = true
     }
 
-    func invalidate() { valid = false }
+    func invalidate() {
+        valid = false
+        slots = .none
+    }
 
     /// The position of an attribute (the previous lookup's position is tried first: scans read the same
     /// attributes in the same order).
@@ -73,15 +72,17 @@ public final class ObjectView {
     /// The start of attribute `a`'s field and its type code, or nil when the attribute is not in a field as it
     /// is stored (null, or a constant, default, widening or reshape of the layout's projection).
     @inline(__always)
-    private func field(_ a: Int) throws -> (start: Int, code: UInt8)? {
-        guard let projection = record?.projection, projection.readsFieldAsIs[a], let f = projection.attributeFields[a] else { return nil }
-        let start: Int?
-        do { start = try record?.offset(ofField: f) ?? nil } catch { throw corrupted(error.reason) }
-        return start.map { ($0, projection.fieldCodes[f]) }
+    private func field(_ a: Int) -> (start: Int, code: UInt8)? {
+        // Every field was located when the record was shown: three loads, no walk.
+        guard a < slots.slotCount else { return nil }
+        let f = slots.slotFields[a]
+        guard f >= 0 else { return nil }
+        let start = slots.offsets[f]
+        return start < 0 ? nil : (start, slots.codes[f])
     }
 
     /// The record's bytes.
-    private var bytes: UnsafeRawBufferPointer { record?.bytes ?? UnsafeRawBufferPointer(start: nil, count: 0) }
+    private var bytes: UnsafeRawBufferPointer { slots.bytes }
 
     /// A value that is not read in place: nil when null, else `extract`'s result or a type mismatch.
     private func converted<T>(_ v: Value, expected: String, _ extract: (Value) -> T?) throws -> T? {
@@ -108,7 +109,7 @@ public final class ObjectView {
     /// text, the JSON of Codable values); returns nil when the attribute is null.
     public func withBytes<T>(of attribute: String, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
         let a = try position(attribute)
-        guard let f = try field(a) else {
+        guard let f = field(a) else {
             // Not stored as it reads (null, or a constant, default or reshape of the layout's projection).
             switch try value(attribute) {
             case .null: return nil
@@ -132,7 +133,7 @@ public final class ObjectView {
     /// An integer attribute of any width, or nil when null.
     public func int64(_ attribute: String) throws -> Int64? {
         let a = try position(attribute)
-        guard let f = try field(a) else { return try converted(value(attribute), expected: "an integer attribute") { $0.int64Value } }
+        guard let f = field(a) else { return try converted(value(attribute), expected: "an integer attribute") { $0.int64Value } }
         switch f.code {
         case 1: return Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: f.start, as: Int64.self))
         case 2: return Int64(Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: f.start, as: Int32.self)))
@@ -143,13 +144,24 @@ public final class ObjectView {
 
     /// A numeric attribute as a `Double`, or nil when null.
     public func double(_ attribute: String) throws -> Double? {
-        try converted(try value(attribute), expected: "a numeric attribute") { $0.doubleValue }
+        let a = try position(attribute)
+        if let f = field(a) {
+            switch f.code {
+            case 4: return Double.inPlace(bytes, at: f.start)
+            case 5: return Float.inPlace(bytes, at: f.start).map(Double.init)
+            case 1: return Int64.inPlace(bytes, at: f.start).map(Double.init)
+            case 2: return Int32.inPlace(bytes, at: f.start).map(Double.init)
+            case 3: return Int16.inPlace(bytes, at: f.start).map(Double.init)
+            default: break
+            }
+        }
+        return try converted(try value(attribute), expected: "a numeric attribute") { $0.doubleValue }
     }
 
     /// A UUID attribute, or nil when null.
     public func uuid(_ attribute: String) throws -> UUID? {
         let a = try position(attribute)
-        guard let f = try field(a) else { return try converted(value(attribute), expected: "a UUID attribute") { $0.uuidValue } }
+        guard let f = field(a) else { return try converted(value(attribute), expected: "a UUID attribute") { $0.uuidValue } }
         guard f.code == 10 else { throw StoreError.typeMismatch(expected: "a UUID attribute", actual: binding.attributeTypes[a].name) }
         return UUID(bytes: UnsafeRawBufferPointer(rebasing: bytes[f.start..<(f.start + 16)]))
     }
@@ -157,7 +169,7 @@ public final class ObjectView {
     /// A date attribute, or nil when null.
     public func date(_ attribute: String) throws -> Date? {
         let a = try position(attribute)
-        guard let f = try field(a) else { return try converted(value(attribute), expected: "a date attribute") { $0.dateValue } }
+        guard let f = field(a) else { return try converted(value(attribute), expected: "a date attribute") { $0.dateValue } }
         guard f.code == 8 else { throw StoreError.typeMismatch(expected: "a date attribute", actual: binding.attributeTypes[a].name) }
         let bits = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: f.start, as: UInt64.self))
         return Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits))
@@ -165,7 +177,8 @@ public final class ObjectView {
 
     /// A Boolean attribute, or nil when null.
     public func bool(_ attribute: String) throws -> Bool? {
-        try converted(try value(attribute), expected: "a Boolean attribute") { $0.boolValue }
+        if let f = field(try position(attribute)), f.code == 6 { return Bool.inPlace(bytes, at: f.start) }
+        return try converted(try value(attribute), expected: "a Boolean attribute") { $0.boolValue }
     }
 
     /// A copy of the object, valid after the closure.

@@ -36,6 +36,35 @@ public class ReadContext {
     /// The entities this context's reads named, when an observation tracks them (nil otherwise).
     @exclusivity(unchecked) var region: Set<UInt32>?
 
+    /// A field offset table lent to one typed decode at a time (``decodeModel(_:_:id:binding:)`` locates a
+    /// record's fields into it); a decode made while it is lent gets a table of its own.
+    @exclusivity(unchecked) private var offsetTable: UnsafeMutablePointer<Int>?
+    @exclusivity(unchecked) private var offsetTableCapacity = 0
+    @exclusivity(unchecked) private var offsetTableIsLent = false
+
+    deinit { offsetTable?.deallocate() }
+
+    /// A table of at least `capacity` offsets, until ``returnOffsets(_:)``.
+    @inline(__always)
+    func lendOffsets(_ capacity: Int) -> UnsafeMutablePointer<Int> {
+        if offsetTableIsLent { return .allocate(capacity: capacity) }
+        if let table = offsetTable, offsetTableCapacity >= capacity {
+            offsetTableIsLent = true
+            return table
+        }
+        offsetTable?.deallocate()
+        let table = UnsafeMutablePointer<Int>.allocate(capacity: capacity)
+        offsetTable = table
+        offsetTableCapacity = capacity
+        offsetTableIsLent = true
+        return table
+    }
+
+    @inline(__always)
+    func returnOffsets(_ table: UnsafeMutablePointer<Int>) {
+        if table == offsetTable { offsetTableIsLent = false } else { table.deallocate() }
+    }
+
     func binding(_ entity: String) throws -> EntityBinding {
         if let last = lastBinding, last.name == entity { return last }
         let binding = try model.entity(entity)

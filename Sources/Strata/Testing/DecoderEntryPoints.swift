@@ -110,6 +110,30 @@ public enum DecoderEntryPoints {
                 try reader.finish()
                 return value
             }
+            // The lean reader (every field located at once, plain fields read in place: what typed fetches,
+            // borrowed records and aggregates read through) must agree with the field-by-field one.
+            let lean = Result { () throws -> T in
+                try withUnsafeTemporaryAllocation(of: Int.self, capacity: RecordFields.fieldCapacity(of: binding)) { offsets in
+                    var reader = try ModelReader(record: bytes, id: id, binding: binding, context: nil, offsets: offsets.baseAddress!)
+                    let value = try T(from: &reader)
+                    try reader.finish()
+                    return value
+                }
+            }
+            switch (typed, lean) {
+            case (.success(let a), .success(let b)):
+                guard let wa = written(a), let wb = written(b), wa == wb else {
+                    return .oracleViolation("the lean reader read other values than the field-by-field one")
+                }
+            case (.failure, .failure(let error)):
+                guard let store = error as? StoreError, store.objectID == ObjectID(rawValue: id) || store.code == .invalidValue else {
+                    return .oracleViolation("the lean reader's error does not name the object: \(error)")
+                }
+            case (.success, .failure(let error)):
+                return .oracleViolation("the lean reader refused a record the field-by-field one reads: \(error)")
+            case (.failure(let error), .success):
+                return .oracleViolation("the lean reader accepted a record the field-by-field one refuses (\(error))")
+            }
             switch (dynamic, typed) {
             case (.failure, .failure(let error)):
                 guard let store = error as? StoreError else { return .oracleViolation("the generated decoder threw an untyped error: \(error)") }
@@ -134,6 +158,17 @@ public enum DecoderEntryPoints {
                     }
                 }
                 return .accepted
+            }
+        }
+
+        /// A model value's attributes as its generated code writes them (nil when it cannot be written); Codable
+        /// values as null (their JSON is compared through the dynamic decoder).
+        func written<T: EntityModel>(_ value: T) -> [Value]? {
+            var writer = ModelWriter(binding: binding, collectingValues: true)
+            guard (try? value.write(to: &writer)) != nil else { return nil }
+            return writer.values.enumerated().map { slot, v in
+                if slot < binding.attributeTypes.count, case .codable = binding.attributeTypes[slot] { return .null }
+                return v
             }
         }
 

@@ -3,15 +3,17 @@ import Foundation
 
 /// One LMDB transaction. Lives inside `Environment.read`/`write` closures only; never shared between
 /// threads; every value it returns points into the map and must be decoded or copied before it ends.
+@usableFromInline
 final class Transaction {
     let pointer: OpaquePointer
     let isWrite: Bool
     unowned let environment: Environment
 
-    private(set) var isFinished = false
+    // Unchecked (these two): a transaction is used by one thread, and borrowed records check them on every read.
+    @usableFromInline @exclusivity(unchecked) private(set) var isFinished = false
     /// Changes made so far (puts, deletes, drops): a pointer into the map read before a change may be stale
     /// after it (LMDB's rule for write transactions).
-    private(set) var changes = 0
+    @usableFromInline @exclusivity(unchecked) private(set) var changes = 0
 
     /// Counts a change made through a cursor of this transaction.
     @inline(__always) func noteChange() { changes &+= 1 }
