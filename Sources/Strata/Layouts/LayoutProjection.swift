@@ -2,6 +2,7 @@
 /// order, its ``FieldSource`` — and, derived from them once when the model is bound, which field holds which
 /// attribute. (A class: it is shared, never copied, by every object and view read in the layout.)
 // @unchecked: `codeBuffer` is written once, in `init`, and only read afterwards.
+@usableFromInline
 final class LayoutProjection: @unchecked Sendable {
     let layout: RecordLayout
     /// One per attribute of the entity (transient attributes read their initial value).
@@ -27,17 +28,17 @@ final class LayoutProjection: @unchecked Sendable {
 
     /// Where one attribute is: its field (-1 when none), the field's type code, and whether it is read from the
     /// field as it is (a direct layout, or a plain ``FieldSource/field(_:)``).
+    /// The lean readers (``RecordSlots``) read a slot where it is a plain field of its own type, else through the
+    /// general path.
+    @usableFromInline
     struct Slot {
-        let field: Int32
-        let code: UInt8
-        let readsAsIs: Bool
+        @usableFromInline let field: Int32
+        @usableFromInline let code: UInt8
+        @usableFromInline let readsAsIs: Bool
     }
 
     /// The slots, for reading (valid while the projection lives: readers never outlive the bound model).
     var slots: UnsafeBufferPointer<Slot> { UnsafeBufferPointer(slotBuffer) }
-    /// For each attribute, the field it is read from as it is stored (-1 when it is not: a constant, default,
-    /// widening or reshape), in memory of the projection's own (see ``RecordSlots``).
-    let slotFields: UnsafeMutableBufferPointer<Int>
 
     /// The projection of a layout whose records `sources` read (one per stored attribute, in the catalog's order)
     /// for `entity`, whose stored attribute `j` in the catalog's order is the model's attribute `catalogToModel[j]`.
@@ -73,16 +74,10 @@ final class LayoutProjection: @unchecked Sendable {
                                                          readsAsIs: direct || sources[a].isPlainField))
         }
         self.slotBuffer = slotBuffer
-        let slotFields = UnsafeMutableBufferPointer<Int>.allocate(capacity: max(1, sources.count))
-        for a in 0..<max(1, sources.count) {
-            slotFields[a] = a < sources.count && sources[a].isPlainField ? attributeFields[a] ?? -1 : -1
-        }
-        self.slotFields = slotFields
     }
 
     deinit {
         codeBuffer.deallocate()
         slotBuffer.deallocate()
-        slotFields.deallocate()
     }
 }

@@ -17,14 +17,12 @@ struct RecordFields {
     /// Not counted: a record reader lives inside a read of the store, whose bound model holds the projection.
     unowned(unsafe) let projection: LayoutProjection?
     /// The projection's slots (``LayoutProjection/slots``; empty without a projection): attributes read as they
-    /// are stored are found through them without touching the projection.
-    private let slots: UnsafeBufferPointer<LayoutProjection.Slot>
+    /// are stored are found through them without touching the projection (and ``RecordSlots`` needs no reference
+    /// to it).
+    let slots: UnsafeBufferPointer<LayoutProjection.Slot>
     let layoutID: UInt32
     /// Each field's type code (``TypeCode``), in memory the projection (or the transcoder's program) owns.
     let fieldCodes: UnsafeBufferPointer<UInt8>
-    /// The projection's field of each attribute read as it is stored (``LayoutProjection/slotFields``; empty
-    /// without a projection), kept here so that ``RecordSlots`` needs no reference to the projection.
-    let slotFields: UnsafeBufferPointer<Int>
     private let bitmapStart: Int
     private let fieldsStart: Int
     /// Where the checksum begins.
@@ -79,7 +77,6 @@ struct RecordFields {
         self.slots = projection?.slots ?? UnsafeBufferPointer(start: nil, count: 0)
         self.layoutID = layoutID
         self.fieldCodes = codes
-        self.slotFields = projection.map { UnsafeBufferPointer($0.slotFields) } ?? UnsafeBufferPointer(start: nil, count: 0)
         self.bitmapStart = r.offset
         self.fieldsStart = r.offset + bitmapSize
         self.end = r.end

@@ -16,8 +16,8 @@ struct RecordSlots {
     @usableFromInline let bytes: UnsafeRawBufferPointer
     /// Each field's start (-1 when null), filled by ``RecordFields/checkEnd()``.
     @usableFromInline let offsets: UnsafePointer<Int>
-    /// Each attribute's field when read as it is stored, else -1 (``LayoutProjection/slotFields``).
-    @usableFromInline let slotFields: UnsafePointer<Int>
+    /// Where each attribute is (``LayoutProjection/slots``): read here when it is read as its field stores it.
+    @usableFromInline let slots: UnsafePointer<LayoutProjection.Slot>
     @usableFromInline let slotCount: Int
     /// Each field's type code.
     @usableFromInline let codes: UnsafePointer<UInt8>
@@ -28,13 +28,14 @@ struct RecordSlots {
     private init() {
         bytes = UnsafeRawBufferPointer(start: nil, count: 0)
         offsets = UnsafePointer(Self.noOffsets)
-        slotFields = UnsafePointer(Self.noOffsets)
+        slots = UnsafePointer(Self.noSlots)
         slotCount = 0
         codes = UnsafePointer(Self.noCodes)
     }
 
     nonisolated(unsafe) private static let noOffsets = UnsafeMutablePointer<Int>.allocate(capacity: 1)
     nonisolated(unsafe) private static let noCodes = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+    nonisolated(unsafe) private static let noSlots = UnsafeMutablePointer<LayoutProjection.Slot>.allocate(capacity: 1)
 
     /// The slots of `fields`, whose every field was located into `offsets` (after ``RecordFields/checkEnd()``).
     @inline(__always)
@@ -42,11 +43,11 @@ struct RecordSlots {
         bytes = fields.bytes
         self.offsets = UnsafePointer(offsets)
         codes = fields.fieldCodes.baseAddress ?? UnsafePointer(Self.noCodes)
-        if let base = fields.slotFields.baseAddress {
-            slotFields = base
-            slotCount = fields.slotFields.count
+        if let base = fields.slots.baseAddress {
+            slots = base
+            slotCount = fields.slots.count
         } else {
-            slotFields = UnsafePointer(Self.noOffsets)
+            slots = UnsafePointer(Self.noSlots)
             slotCount = 0
         }
     }
@@ -56,9 +57,9 @@ struct RecordSlots {
     @inlinable @inline(__always)
     func offset(ofSlot slot: Int, code: UInt8) -> Int {
         guard slot >= 0 && slot < slotCount else { return -2 }
-        let f = slotFields[slot]
-        guard f >= 0, codes[f] == code else { return -2 }
-        return offsets[f]
+        let s = slots[slot]
+        guard s.readsAsIs, s.field >= 0, s.code == code else { return -2 }
+        return offsets[Int(s.field)]
     }
 
     /// The bytes of the length-prefixed field at `offset` (a string's UTF-8, data), or nil when its length takes

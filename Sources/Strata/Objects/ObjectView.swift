@@ -75,10 +75,10 @@ public final class ObjectView {
     private func field(_ a: Int) -> (start: Int, code: UInt8)? {
         // Every field was located when the record was shown: three loads, no walk.
         guard a < slots.slotCount else { return nil }
-        let f = slots.slotFields[a]
-        guard f >= 0 else { return nil }
-        let start = slots.offsets[f]
-        return start < 0 ? nil : (start, slots.codes[f])
+        let s = slots.slots[a]
+        guard s.readsAsIs, s.field >= 0 else { return nil }
+        let start = slots.offsets[Int(s.field)]
+        return start < 0 ? nil : (start, s.code)
     }
 
     /// The record's bytes.
