@@ -10,6 +10,17 @@ import Testing
 /// reads: every attribute type, texts whose length takes one, two or three bytes, older layouts through their
 /// projections; damaged records give a typed error on every one of them.
 @Suite struct LeanReadTests {
+    /// Each stored type reads and writes the field type code the catalog gives its attribute type: the generated
+    /// code's one source of it (`ModelScalar.fieldCode`) agrees with the store's (`TypeCode`).
+    @Test("every stored type's field code is its attribute type's code in the catalog")
+    func fieldCodesAreTheCatalogs() {
+        let types: [any ModelScalar.Type] = [Int.self, Int64.self, Int32.self, Int16.self, Double.self, Float.self,
+                                             Bool.self, String.self, Date.self, Data.self, UUID.self, URL.self, Decimal.self]
+        for type in types {
+            #expect(type.fieldCode == TypeCode.code(type.attributeType), "\(type)")
+        }
+    }
+
     /// Texts of every length class: empty, Unicode, a one-byte length (127), two (128, 300), three (20,000).
     static let texts = ["", "é🙂日本", String(repeating: "a", count: 127), String(repeating: "b", count: 128),
                         String(repeating: "ü", count: 150), String(repeating: "c", count: 20_000)]

@@ -56,11 +56,11 @@ extension Int: ModelScalar {
         self = i
     }
     public static func read(_ slot: Int, from record: inout ModelReader) throws -> Int? {
-        try record.read(slot, code: 1, { Int(truncatingIfNeeded: try $0.fixed(Int64.self)) }, Int.init(storedValue:))
+        try record.read(slot, code: Self.fieldCode, { Int(truncatingIfNeeded: try $0.fixed(Int64.self)) }, Int.init(storedValue:))
     }
     public func write(_ slot: Int, to record: inout ModelWriter) throws {
         let v = Int64(self)
-        try record.put(slot, code: 1, .int64(v)) { $0.fixed(v) }
+        try record.put(slot, code: Self.fieldCode, .int64(v)) { $0.fixed(v) }
     }
     public static func defaultValue(_ literal: ModelLiteral) -> Value? {
         if case .integer(let v) = literal { .int64(v) } else { nil }
@@ -75,10 +75,10 @@ extension Int64: ModelScalar {
         self = v
     }
     public static func read(_ slot: Int, from record: inout ModelReader) throws -> Int64? {
-        try record.read(slot, code: 1, { try $0.fixed(Int64.self) }, Int64.init(storedValue:))
+        try record.read(slot, code: Self.fieldCode, { try $0.fixed(Int64.self) }, Int64.init(storedValue:))
     }
     public func write(_ slot: Int, to record: inout ModelWriter) throws {
-        try record.put(slot, code: 1, .int64(self)) { $0.fixed(self) }
+        try record.put(slot, code: Self.fieldCode, .int64(self)) { $0.fixed(self) }
     }
     public static func defaultValue(_ literal: ModelLiteral) -> Value? {
         if case .integer(let v) = literal { .int64(v) } else { nil }
@@ -93,10 +93,10 @@ extension Int32: ModelScalar {
         self = v
     }
     public static func read(_ slot: Int, from record: inout ModelReader) throws -> Int32? {
-        try record.read(slot, code: 2, { try $0.fixed(Int32.self) }, Int32.init(storedValue:))
+        try record.read(slot, code: Self.fieldCode, { try $0.fixed(Int32.self) }, Int32.init(storedValue:))
     }
     public func write(_ slot: Int, to record: inout ModelWriter) throws {
-        try record.put(slot, code: 2, .int32(self)) { $0.fixed(self) }
+        try record.put(slot, code: Self.fieldCode, .int32(self)) { $0.fixed(self) }
     }
     public static func defaultValue(_ literal: ModelLiteral) -> Value? {
         if case .integer(let v) = literal, let i = Int32(exactly: v) { .int32(i) } else { nil }
@@ -111,10 +111,10 @@ extension Int16: ModelScalar {
         self = v
     }
     public static func read(_ slot: Int, from record: inout ModelReader) throws -> Int16? {
-        try record.read(slot, code: 3, { try $0.fixed(Int16.self) }, Int16.init(storedValue:))
+        try record.read(slot, code: Self.fieldCode, { try $0.fixed(Int16.self) }, Int16.init(storedValue:))
     }
     public func write(_ slot: Int, to record: inout ModelWriter) throws {
-        try record.put(slot, code: 3, .int16(self)) { $0.fixed(self) }
+        try record.put(slot, code: Self.fieldCode, .int16(self)) { $0.fixed(self) }
     }
     public static func defaultValue(_ literal: ModelLiteral) -> Value? {
         if case .integer(let v) = literal, let i = Int16(exactly: v) { .int16(i) } else { nil }
@@ -131,10 +131,10 @@ extension Double: ModelScalar {
         self = v
     }
     public static func read(_ slot: Int, from record: inout ModelReader) throws -> Double? {
-        try record.read(slot, code: 4, { Double(bitPattern: try $0.fixed(UInt64.self)) }, Double.init(storedValue:))
+        try record.read(slot, code: Self.fieldCode, { Double(bitPattern: try $0.fixed(UInt64.self)) }, Double.init(storedValue:))
     }
     public func write(_ slot: Int, to record: inout ModelWriter) throws {
-        try record.put(slot, code: 4, .double(self)) { $0.fixed(self.bitPattern) }
+        try record.put(slot, code: Self.fieldCode, .double(self)) { $0.fixed(self.bitPattern) }
     }
     public static func defaultValue(_ literal: ModelLiteral) -> Value? {
         switch literal {
@@ -153,10 +153,10 @@ extension Float: ModelScalar {
         self = v
     }
     public static func read(_ slot: Int, from record: inout ModelReader) throws -> Float? {
-        try record.read(slot, code: 5, { Float(bitPattern: try $0.fixed(UInt32.self)) }, Float.init(storedValue:))
+        try record.read(slot, code: Self.fieldCode, { Float(bitPattern: try $0.fixed(UInt32.self)) }, Float.init(storedValue:))
     }
     public func write(_ slot: Int, to record: inout ModelWriter) throws {
-        try record.put(slot, code: 5, .float(self)) { $0.fixed(self.bitPattern) }
+        try record.put(slot, code: Self.fieldCode, .float(self)) { $0.fixed(self.bitPattern) }
     }
     public static func defaultValue(_ literal: ModelLiteral) -> Value? {
         switch literal {
@@ -175,13 +175,13 @@ extension Decimal: ModelScalar {
         self = v
     }
     public static func read(_ slot: Int, from record: inout ModelReader) throws -> Decimal? {
-        try record.read(slot, code: 12, { r in
+        try record.read(slot, code: Self.fieldCode, { r in
             guard let d = DecimalText.parseCanonical(try r.string()) else { throw DecodeFailure("invalid decimal text") }
             return d
         }, Decimal.init(storedValue:))
     }
     public func write(_ slot: Int, to record: inout ModelWriter) throws {
-        try record.put(slot, code: 12, .decimal(self)) { w in
+        try record.put(slot, code: Self.fieldCode, .decimal(self)) { w in
             var s = self.isNaN ? "NaN" : self.description
             s.withUTF8 { w.lengthPrefixed($0) }
         }
@@ -205,7 +205,7 @@ extension Bool: ModelScalar {
         self = v
     }
     public static func read(_ slot: Int, from record: inout ModelReader) throws -> Bool? {
-        try record.read(slot, code: 6, { r in
+        try record.read(slot, code: Self.fieldCode, { r in
             switch try r.u8() {
             case 0: return false
             case 1: return true
@@ -214,7 +214,7 @@ extension Bool: ModelScalar {
         }, Bool.init(storedValue:))
     }
     public func write(_ slot: Int, to record: inout ModelWriter) throws {
-        try record.put(slot, code: 6, .bool(self)) { $0.u8(self ? 1 : 0) }
+        try record.put(slot, code: Self.fieldCode, .bool(self)) { $0.u8(self ? 1 : 0) }
     }
     public static func defaultValue(_ literal: ModelLiteral) -> Value? {
         if case .boolean(let v) = literal { .bool(v) } else { nil }
@@ -229,10 +229,10 @@ extension String: ModelScalar {
         self = v
     }
     public static func read(_ slot: Int, from record: inout ModelReader) throws -> String? {
-        try record.read(slot, code: 7, { try $0.string() }, String.init(storedValue:))
+        try record.read(slot, code: Self.fieldCode, { try $0.string() }, String.init(storedValue:))
     }
     public func write(_ slot: Int, to record: inout ModelWriter) throws {
-        try record.put(slot, code: 7, .string(self)) { $0.string(self) }
+        try record.put(slot, code: Self.fieldCode, .string(self)) { $0.string(self) }
     }
     public static func defaultValue(_ literal: ModelLiteral) -> Value? {
         if case .string(let v) = literal { .string(v) } else { nil }
@@ -247,11 +247,11 @@ extension Date: ModelScalar {
         self = v
     }
     public static func read(_ slot: Int, from record: inout ModelReader) throws -> Date? {
-        try record.read(slot, code: 8, { Date(timeIntervalSinceReferenceDate: Double(bitPattern: try $0.fixed(UInt64.self))) },
+        try record.read(slot, code: Self.fieldCode, { Date(timeIntervalSinceReferenceDate: Double(bitPattern: try $0.fixed(UInt64.self))) },
                         Date.init(storedValue:))
     }
     public func write(_ slot: Int, to record: inout ModelWriter) throws {
-        try record.put(slot, code: 8, .date(self)) { $0.fixed(self.timeIntervalSinceReferenceDate.bitPattern) }
+        try record.put(slot, code: Self.fieldCode, .date(self)) { $0.fixed(self.timeIntervalSinceReferenceDate.bitPattern) }
     }
     public static func defaultValue(_ literal: ModelLiteral) -> Value? { nil }
 }
@@ -264,10 +264,10 @@ extension Data: ModelScalar {
         self = v
     }
     public static func read(_ slot: Int, from record: inout ModelReader) throws -> Data? {
-        try record.read(slot, code: 9, { Data(try $0.lengthPrefixed()) }, Data.init(storedValue:))
+        try record.read(slot, code: Self.fieldCode, { Data(try $0.lengthPrefixed()) }, Data.init(storedValue:))
     }
     public func write(_ slot: Int, to record: inout ModelWriter) throws {
-        try record.put(slot, code: 9, .data(self)) { w in
+        try record.put(slot, code: Self.fieldCode, .data(self)) { w in
             w.varint(UInt64(self.count))
             self.withUnsafeBytes { w.raw($0) }
         }
@@ -283,10 +283,10 @@ extension UUID: ModelScalar {
         self = v
     }
     public static func read(_ slot: Int, from record: inout ModelReader) throws -> UUID? {
-        try record.read(slot, code: 10, { UUID(uuid: try $0.bytes(16).loadUnaligned(as: uuid_t.self)) }, UUID.init(storedValue:))
+        try record.read(slot, code: Self.fieldCode, { UUID(uuid: try $0.bytes(16).loadUnaligned(as: uuid_t.self)) }, UUID.init(storedValue:))
     }
     public func write(_ slot: Int, to record: inout ModelWriter) throws {
-        try record.put(slot, code: 10, .uuid(self)) { w in withUnsafeBytes(of: self.uuid) { w.raw($0) } }
+        try record.put(slot, code: Self.fieldCode, .uuid(self)) { w in withUnsafeBytes(of: self.uuid) { w.raw($0) } }
     }
     public static func defaultValue(_ literal: ModelLiteral) -> Value? { nil }
 }
@@ -299,13 +299,13 @@ extension URL: ModelScalar {
         self = v
     }
     public static func read(_ slot: Int, from record: inout ModelReader) throws -> URL? {
-        try record.read(slot, code: 11, { r in
+        try record.read(slot, code: Self.fieldCode, { r in
             guard let url = URL(string: try r.string()) else { throw DecodeFailure("invalid URL text") }
             return url
         }, URL.init(storedValue:))
     }
     public func write(_ slot: Int, to record: inout ModelWriter) throws {
-        try record.put(slot, code: 11, .url(self)) { w in
+        try record.put(slot, code: Self.fieldCode, .url(self)) { w in
             var s = self.absoluteString
             s.withUTF8 { w.lengthPrefixed($0) }
         }
