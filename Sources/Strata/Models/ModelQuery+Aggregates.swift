@@ -217,9 +217,23 @@ extension ModelQuery {
         let a = try attribute(keyPath)
         let access = ModelRecordAccess(binding: binding, context: context)
         defer { access.end() }
-        try forEachMatchingRecord(showing: access) { _, _ in
+        try forEachShownRecord(access) {
             if let v: V = try access.read(a) { try body(v) }
         }
+    }
+
+    /// Calls `body` while `access` shows each matching record (see ``forEachMatchingRecord(showing:_:)``): with
+    /// no sort, offset, limit, closure filter or index to follow, and conditions all on stored attributes, in one
+    /// loop over the entity's records (``ModelRecordAccess/showEach(matching:_:)``).
+    @usableFromInline
+    func forEachShownRecord(_ access: ModelRecordAccess, _ body: () throws -> Void) throws {
+        if filters.isEmpty, offsetCount == 0, limitCount == nil {
+            let condition = RecordCondition(predicates, binding: binding)
+            if condition != nil || predicates.isEmpty, try indexCondition() == nil {
+                return try access.showEach(matching: condition, body)
+            }
+        }
+        try forEachMatchingRecord(showing: access) { _, _ in try body() }
     }
 
     /// The position of the stored attribute a key path names.

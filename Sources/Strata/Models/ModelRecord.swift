@@ -90,6 +90,48 @@ public final class ModelRecordAccess {
         return try matches(condition)
     }
 
+    /// Shows each of the entity's records in identifier order, straight from one cursor, and calls `body` for
+    /// those that satisfy `condition` (all without one) while the record is shown: the loop of aggregates and
+    /// counts with no sort, offset, limit or index to follow. Each record is opened as ``show(_:id:)`` opens it
+    /// (checksum checked, every field located) and the condition evaluated on the located fields; no closure,
+    /// existential or reference count per record besides `body`.
+    func showEach(matching condition: RecordCondition?, _ body: () throws -> Void) throws {
+        // Everything the loop uses, in locals and unwrapped once: no reference or optional is copied per record.
+        let txn = self.txn, binding = self.binding, offsets = self.offsets
+        let filters = condition != nil
+        let condition = condition ?? .always
+        let cursor = try txn.cursor(binding.dbi)
+        var entry = try cursor.first()
+        while let e = entry {
+            let id: UInt64
+            do { id = try ObjectKey.decode(e.key) } catch {
+                throw StoreError.corrupted(path: txn.environment.path, reason: .structure("an object key of \(e.key.count) bytes"))
+            }
+            isShowing = false
+            var shown: RecordFields
+            let located: RecordSlots
+            do {
+                shown = try RecordFields(e.value, id: id, entity: binding, offsets: offsets)
+                located = try shown.slots(offsets: offsets)
+            } catch {
+                throw StoreError.corruptedRecord(entity: binding.name, id: ObjectID(rawValue: id), reason: error.reason)
+            }
+            objectID = ObjectID(rawValue: id)
+            changes = txn.changes
+            slots = located
+            isShowing = true
+            var matched = true
+            if filters {
+                do { matched = try condition.matches(located, &shown, binding) } catch {
+                    throw StoreError.corruptedRecord(entity: binding.name, id: objectID, reason: error.reason)
+                }
+            }
+            fields = shown
+            if matched { try body() }
+            entry = try cursor.next()
+        }
+    }
+
     /// Stops showing a record: the view's reads throw from now on.
     @usableFromInline
     func end() {
@@ -120,7 +162,7 @@ public final class ModelRecordAccess {
         guard isValid, var shown = fields else { throw StoreError.transactionEnded }
         defer { fields = shown }
         do {
-            return try condition.matches(&shown, binding)
+            return try condition.matches(slots, &shown, binding)
         } catch {
             throw StoreError.corruptedRecord(entity: binding.name, id: objectID, reason: error.reason)
         }
