@@ -163,13 +163,20 @@ extension ModelQuery {
 
     @inlinable
     func extreme<V: ModelScalar & Comparable, P>(_ keyPath: KeyPath<T, P>, least: Bool) throws -> V? {
-        // Strings order by their UTF-8 bytes in the store (as queries compare them), not by `String`'s `<`.
-        let precedes: (V, V) -> Bool = V.self == String.self ? { a, b in Self.storeOrders(a, before: b) } : { a, b in a < b }
         if let found: V? = try extremeFromIndex(keyPath, least: least) { return found }
         var best: V?
-        try fold(keyPath) { (v: V) in
-            guard let b = best else { best = v; return }
-            if least ? precedes(v, b) : precedes(b, v) { best = v }
+        if V.self == String.self {
+            // Strings order by their UTF-8 bytes in the store (as queries compare them), not by `String`'s `<`.
+            try fold(keyPath) { (v: V) in
+                guard let b = best else { best = v; return }
+                if least ? Self.storeOrders(v, before: b) : Self.storeOrders(b, before: v) { best = v }
+            }
+        } else {
+            // Compared directly (no comparison closure called per record).
+            try fold(keyPath) { (v: V) in
+                guard let b = best else { best = v; return }
+                if least ? v < b : b < v { best = v }
+            }
         }
         return best
     }
@@ -217,23 +224,29 @@ extension ModelQuery {
         let a = try attribute(keyPath)
         let access = ModelRecordAccess(binding: binding, context: context)
         defer { access.end() }
-        try forEachShownRecord(access) {
+        try forEachShownRecord(access) { slots in
+            // A plain field of `V` read where it lies (the record is shown: no validity check); the rest (an older
+            // layout's projection, a text the general path decodes) through the access.
+            let o = slots.offset(ofSlot: a, code: V.fieldCode)
+            if o >= 0, let v = V.inPlace(slots.bytes, at: o) { return try body(v) }
+            if o == -1 { return }
             if let v: V = try access.read(a) { try body(v) }
         }
     }
 
-    /// Calls `body` while `access` shows each matching record (see ``forEachMatchingRecord(showing:_:)``): with
+    /// Calls `body` with the located fields of each matching record while `access` shows it (see
+    /// ``forEachMatchingRecord(showing:_:)``): with
     /// no sort, offset, limit, closure filter or index to follow, and conditions all on stored attributes, in one
     /// loop over the entity's records (``ModelRecordAccess/showEach(matching:_:)``).
     @usableFromInline
-    func forEachShownRecord(_ access: ModelRecordAccess, _ body: () throws -> Void) throws {
+    func forEachShownRecord(_ access: ModelRecordAccess, _ body: (RecordSlots) throws -> Void) throws {
         if filters.isEmpty, offsetCount == 0, limitCount == nil {
             let condition = RecordCondition(predicates, binding: binding)
             if condition != nil || predicates.isEmpty, try indexCondition() == nil {
                 return try access.showEach(matching: condition, body)
             }
         }
-        try forEachMatchingRecord(showing: access) { _, _ in try body() }
+        try forEachMatchingRecord(showing: access) { _, _ in try body(access.slots) }
     }
 
     /// The position of the stored attribute a key path names.

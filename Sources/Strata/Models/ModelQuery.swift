@@ -115,7 +115,7 @@ public struct ModelQuery<T: EntityModel> {
         let access = ModelRecordAccess(binding: binding, context: context)
         defer { access.end() }
         var n = 0
-        try forEachShownRecord(access) { n += 1 }
+        try forEachShownRecord(access) { _ in n += 1 }
         return n
     }
 

@@ -94,12 +94,15 @@ public final class ModelRecordAccess {
     /// those that satisfy `condition` (all without one) while the record is shown: the loop of aggregates and
     /// counts with no sort, offset, limit or index to follow. Each record is opened as ``show(_:id:)`` opens it
     /// (checksum checked, every field located) and the condition evaluated on the located fields; no closure,
-    /// existential or reference count per record besides `body`.
-    func showEach(matching condition: RecordCondition?, _ body: () throws -> Void) throws {
+    /// existential or reference count per record besides `body`, which is given the record's located fields.
+    func showEach(matching condition: RecordCondition?, _ body: (RecordSlots) throws -> Void) throws {
         // Everything the loop uses, in locals and unwrapped once: no reference or optional is copied per record.
         let txn = self.txn, binding = self.binding, offsets = self.offsets
         let filters = condition != nil
         let condition = condition ?? .always
+        // The current layout's projection held once for the scan (read through the binding per record, it would be
+        // retained and released per record).
+        let current = binding.current, currentID = current.layout.id, tag = binding.tag
         let cursor = try txn.cursor(binding.dbi)
         var entry = try cursor.first()
         while let e = entry {
@@ -110,8 +113,15 @@ public final class ModelRecordAccess {
             isShowing = false
             var shown: RecordFields
             let located: RecordSlots
-            do {
-                shown = try RecordFields(e.value, id: id, entity: binding, offsets: offsets)
+            do throws(DecodeFailure) {
+                let (layoutID, reader) = try RecordCodec.open(e.value, entityTag: tag, id: id)
+                if layoutID == currentID {
+                    shown = try RecordFields(e.value, layoutID: layoutID, projection: current, body: reader, offsets: offsets)
+                } else {
+                    // An older layout's record: read through its projection.
+                    guard let projection = binding.layout(layoutID) else { throw DecodeFailure("unknown layout \(layoutID)") }
+                    shown = try RecordFields(e.value, layoutID: layoutID, projection: projection, body: reader, offsets: offsets)
+                }
                 located = try shown.slots(offsets: offsets)
             } catch {
                 throw StoreError.corruptedRecord(entity: binding.name, id: ObjectID(rawValue: id), reason: error.reason)
@@ -127,7 +137,7 @@ public final class ModelRecordAccess {
                 }
             }
             fields = shown
-            if matched { try body() }
+            if matched { try body(located) }
             entry = try cursor.next()
         }
     }

@@ -1,0 +1,158 @@
+import Foundation
+@testable import Strata
+import StrataModels
+import StrataTestKit
+import StrataTestSupport
+import Testing
+
+/// Conditions on fixed-width attributes, compared where their fields lie (``ScalarComparison``), decide exactly
+/// what the general paths (a fetch, deciding on model values; a fold over owned values) decide: every comparison operator on every fixed-width type, nil, NaN, -0 and the types' extremes.
+@Suite struct CompiledConditionTests {
+    enum Gauges: SchemaVersion {
+        static let versionIdentifier = "v1"
+        static let models: [any EntityModel.Type] = [Gauge.self]
+
+        @Entity struct Gauge {
+            var big: Int
+            var mid: Int32
+            var small: Int16
+            var real: Double
+            var single: Float
+            var flag: Bool
+            var at: Date
+            var maybe: Int32?
+            var maybeReal: Double?
+            var n: Int
+        }
+    }
+
+    static let reals: [Double] = [0, -0.0, 1.5, -1.5, .nan, .infinity, -.infinity, 1e300, -1e-300, 42]
+    static let mids: [Int32] = [.min, .max, 0, -1, 1, 7, 1000, -1000]
+    static let smalls: [Int16] = [.min, .max, 0, -1, 1, 7]
+    static let bigs: [Int] = [.min, .max, 0, -1, 1, 7, 1 << 40]
+
+    static func fill(_ store: Store, count: Int, seed: UInt64) throws {
+        var random = SeededGenerator(seed: seed)
+        try store.write { ctx in
+            for i in 0..<count {
+                try ctx.insert(Gauges.Gauge(
+                    big: random.pick(bigs), mid: random.pick(mids), small: random.pick(smalls),
+                    real: random.pick(reals), single: Float(random.pick(reals)), flag: random.chance(0.5),
+                    at: Date(timeIntervalSinceReferenceDate: random.pick(reals)),
+                    maybe: random.chance(0.3) ? nil : random.pick(mids),
+                    maybeReal: random.chance(0.3) ? nil : random.pick(reals),
+                    n: i))
+            }
+        }
+    }
+
+    /// The six comparisons of `keyPath` with `value`, labelled.
+    static func comparisons<V: ModelQueryable & Comparable>(_ keyPath: KeyPath<Gauges.Gauge, V>, _ value: V, _ name: String,
+                                                            shown: String? = nil) -> [(String, ModelPredicate<Gauges.Gauge>)] {
+        // (A date of NaN or infinite seconds cannot describe itself: its seconds label it.)
+        let label = shown ?? "\(value)"
+        return [("\(name) == \(label)", keyPath == value), ("\(name) != \(label)", keyPath != value),
+                ("\(name) < \(label)", keyPath < value), ("\(name) <= \(label)", keyPath <= value),
+                ("\(name) > \(label)", keyPath > value), ("\(name) >= \(label)", keyPath >= value)]
+    }
+
+    static func optionalComparisons<V: ModelQueryable & Comparable>(_ keyPath: KeyPath<Gauges.Gauge, V?>, _ value: V, _ name: String)
+        -> [(String, ModelPredicate<Gauges.Gauge>)] {
+        [("\(name) == \(value)", keyPath == value), ("\(name) != \(value)", keyPath != value),
+         ("\(name) < \(value)", keyPath < value), ("\(name) <= \(value)", keyPath <= value),
+         ("\(name) > \(value)", keyPath > value), ("\(name) >= \(value)", keyPath >= value),
+         ("\(name) == nil", keyPath == nil), ("\(name) != nil", keyPath != nil)]
+    }
+
+    @Test("every operator on every fixed-width type, nil, NaN, -0 and extremes: in place equals the general path and a fold", arguments: [1, 2])
+    func compiledComparisonsEqualTheGeneralPath(seed: UInt64) throws {
+        let store = try Store.temporary(schema: try Schema(Gauges.self))
+        defer { store.close() }
+        try Self.fill(store, count: 300, seed: seed)
+        var cases: [(String, ModelPredicate<Gauges.Gauge>)] = []
+        for v in Self.bigs { cases += Self.comparisons(\.big, v, "big") }
+        for v in Self.mids { cases += Self.comparisons(\.mid, v, "mid") }
+        for v in Self.smalls { cases += Self.comparisons(\.small, v, "small") }
+        for v in Self.reals { cases += Self.comparisons(\.real, v, "real") }
+        for v in Self.reals { cases += Self.comparisons(\.single, Float(v), "single") }
+        for v in [false, true] { cases += [("flag == \(v)", \.flag == v), ("flag != \(v)", \.flag != v)] }
+        for v in Self.reals { cases += Self.comparisons(\.at, Date(timeIntervalSinceReferenceDate: v), "at", shown: "\(v) s") }
+        for v in Self.mids { cases += Self.optionalComparisons(\.maybe, v, "maybe") }
+        for v in Self.reals { cases += Self.optionalComparisons(\.maybeReal, v, "maybeReal") }
+        cases.append(("mid > 0 && real < 1", \.mid > 0 && \.real < 1))
+        cases.append(("flag || maybe == nil", \.flag == true || \.maybe == nil))
+        try store.read { ctx in
+            let q = try ctx.objects(Gauges.Gauge.self)
+            let all = try q.fetch()
+            for (label, predicate) in cases {
+                let fast = q.filter(predicate)
+                let kept = all.filter { predicate.evaluate($0) }
+                let count = try fast.count()
+                // `fetch` decides on model values (the general path).
+                #expect(count == (try fast.fetch().count), "\(label): count")
+                #expect(count == kept.count, "\(label): count against a fold")
+                #expect(try fast.sum(\.n) == kept.reduce(0) { $0 + $1.n }, "\(label): sum")
+                #expect(try fast.max(\.n) == kept.map(\.n).max(), "\(label): max")
+            }
+        }
+    }
+
+    @Test("a comparison of a widened attribute over records of its older layout reads through the projection")
+    func olderLayoutsCompareThroughTheProjection() throws {
+        let dir = try TemporaryDirectory("compiled-projection")
+        do {
+            let v1 = try Store.open(at: dir.store, schema: try Schema(Journal.V1.self))
+            try v1.write { ctx in
+                for i in 0..<40 { try ctx.insert(Journal.V1.Note(title: "t\(i)", body: "b\(i)", words: Int32(i - 20) * 1000)) }
+            }
+            v1.close()
+        }
+        var configuration = StoreConfiguration()
+        configuration.backgroundMaintenance = false
+        let store = try Store.open(at: dir.store, schema: try Schema(Journal.V3.self),
+                                   plan: try MigrationPlan(versions: [Journal.V1.self, Journal.V2.self, Journal.V3.self]),
+                                   configuration: configuration)
+        defer { store.close() }
+        _ = try store.write { ctx in try ctx.insert(Journal.V3.Note(headline: "new", body: "n", words: 1 << 40, pinned: true, mood: "ok")) }
+        try store.read { ctx in
+            let q = try ctx.objects(Journal.V3.Note.self)
+            let all = try q.fetch()
+            for bound: Int64 in [-20_000, -1, 0, 5000, 1 << 40] {
+                #expect(try q.filter(\.words >= bound).count() == all.filter { $0.words >= bound }.count, "words >= \(bound)")
+                #expect(try q.filter(\.words < bound).sum(\.words) == all.filter { $0.words < bound }.reduce(0) { $0 + $1.words }, "words < \(bound)")
+                #expect(try q.filter(\.words == bound).count() == all.filter { $0.words == bound }.count, "words == \(bound)")
+            }
+            // `pinned` is a constant (false) of the old layout's records, a field of the new one's.
+            #expect(try q.filter(\.pinned == true).count() == 1)
+            #expect(try q.filter(\.pinned == false).max(\.words) == all.filter { !$0.pinned }.map(\.words).max())
+        }
+    }
+
+    @Test("a record whose bytes changed under its checksum is a typed error through the compiled condition and the fold")
+    func damagedRecordIsATypedError() throws {
+        let store = try Store.temporary(schema: try Schema(Gauges.self))
+        defer { store.close() }
+        try Self.fill(store, count: 20, seed: 3)
+        let victim = ObjectID(rawValue: 7)
+        try store.write { ctx in
+            let binding = try ctx.binding("Gauge")
+            var bytes = try #require(try ObjectKey.with(victim.rawValue) { try ctx.txn.get(binding.dbi, key: $0).map { Array($0) } })
+            bytes[bytes.count - 10] ^= 0x40
+            try ObjectKey.with(victim.rawValue) { key in try bytes.withUnsafeBytes { _ = try ctx.txn.put(binding.dbi, key: key, value: $0) } }
+        }
+        try store.read { ctx in
+            let q = try ctx.objects(Gauges.Gauge.self)
+            for (label, body) in [("filtered count", { _ = try q.filter(\.mid >= 0).count() }),
+                                  ("sum", { _ = try q.sum(\.n) }),
+                                  ("filtered min", { _ = try q.filter(\.real != 0).min(\.small) })] as [(String, () throws -> Void)] {
+                do {
+                    try body()
+                    Issue.record("\(label) read the damaged record")
+                } catch let error as StoreError {
+                    #expect(error.code == .corruptedRecord, "\(label): \(error)")
+                    #expect(error.objectID == victim, "\(label): \(error)")
+                }
+            }
+        }
+    }
+}
