@@ -314,7 +314,7 @@ extension ModelQuery {
     public func forEachRecord(_ body: (T.Record) throws -> Void) throws {
         let access = ModelRecordAccess(binding: binding, context: context)
         defer { access.end() }
-        try forEachMatchingRecord(showing: access) { _, _ in try body(T.Record(access: access)) }
+        try forEachShownRecord(access) { _ in try body(T.Record(access: access)) }
     }
 
     /// Folds the matching objects' borrowed views into a result.
