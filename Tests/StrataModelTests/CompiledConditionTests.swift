@@ -100,20 +100,10 @@ import Testing
     @Test("a comparison of a widened attribute over records of its older layout reads through the projection")
     func olderLayoutsCompareThroughTheProjection() throws {
         let dir = try TemporaryDirectory("compiled-projection")
-        do {
-            let v1 = try Store.open(at: dir.store, schema: try Schema(Journal.V1.self))
-            try v1.write { ctx in
-                for i in 0..<40 { try ctx.insert(Journal.V1.Note(title: "t\(i)", body: "b\(i)", words: Int32(i - 20) * 1000)) }
-            }
-            v1.close()
+        let store = try LeanReadTests.journalOfOlderLayouts(dir, count: 40) { i in
+            Journal.V1.Note(title: "t\(i)", body: "b\(i)", words: Int32(i - 20) * 1000)
         }
-        var configuration = StoreConfiguration()
-        configuration.backgroundMaintenance = false
-        let store = try Store.open(at: dir.store, schema: try Schema(Journal.V3.self),
-                                   plan: try MigrationPlan(versions: [Journal.V1.self, Journal.V2.self, Journal.V3.self]),
-                                   configuration: configuration)
         defer { store.close() }
-        _ = try store.write { ctx in try ctx.insert(Journal.V3.Note(headline: "new", body: "n", words: 1 << 40, pinned: true, mood: "ok")) }
         try store.read { ctx in
             let q = try ctx.objects(Journal.V3.Note.self)
             let all = try q.fetch()

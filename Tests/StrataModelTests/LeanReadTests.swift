@@ -113,20 +113,10 @@ import Testing
     @Test("older layouts (renamed, added, defaulted, widened) read alike through every path")
     func olderLayoutsReadAlike() throws {
         let dir = try TemporaryDirectory("lean-projection")
-        do {
-            let v1 = try Store.open(at: dir.store, schema: try Schema(Journal.V1.self))
-            try v1.write { ctx in
-                for i in 0..<30 { try ctx.insert(Journal.V1.Note(title: Self.texts[i % Self.texts.count], body: "b\(i)", words: Int32(i - 15) * 1000)) }
-            }
-            v1.close()
+        let store = try Self.journalOfOlderLayouts(dir, count: 30) { i in
+            Journal.V1.Note(title: Self.texts[i % Self.texts.count], body: "b\(i)", words: Int32(i - 15) * 1000)
         }
-        var configuration = StoreConfiguration()
-        configuration.backgroundMaintenance = false
-        let store = try Store.open(at: dir.store, schema: try Schema(Journal.V3.self),
-                                   plan: try MigrationPlan(versions: [Journal.V1.self, Journal.V2.self, Journal.V3.self]),
-                                   configuration: configuration)
         defer { store.close() }
-        _ = try store.write { ctx in try ctx.insert(Journal.V3.Note(headline: "new", body: "n", words: 1 << 40, pinned: true, mood: "ok")) }
         try store.read { ctx in
             let general = try ctx.objects("Note").fetch()
             let owned = try ctx.objects(Journal.V3.Note.self).fetch()
@@ -149,6 +139,25 @@ import Testing
             #expect(try ctx.objects(Journal.V3.Note.self).filter(\.words >= 0).max(\.words) == owned.map(\.words).max())
             #expect(try ctx.objects(Journal.V3.Note.self).filter(\.pinned == false).min(\.words) == owned.filter { !$0.pinned }.map(\.words).min())
         }
+    }
+
+    /// A journal of `count` notes written as v1 (`note(i)`), opened as v3 (`words` widened, `pinned` and `mood` added)
+    /// without the sweep, so that they keep v1's layout, and one note written as v3 (`words` 2^40, pinned).
+    static func journalOfOlderLayouts(_ dir: TemporaryDirectory, count: Int, _ note: (Int) -> Journal.V1.Note) throws -> Store {
+        do {
+            let v1 = try Store.open(at: dir.store, schema: try Schema(Journal.V1.self))
+            try v1.write { ctx in
+                for i in 0..<count { try ctx.insert(note(i)) }
+            }
+            v1.close()
+        }
+        var configuration = StoreConfiguration()
+        configuration.backgroundMaintenance = false
+        let store = try Store.open(at: dir.store, schema: try Schema(Journal.V3.self),
+                                   plan: try MigrationPlan(versions: [Journal.V1.self, Journal.V2.self, Journal.V3.self]),
+                                   configuration: configuration)
+        _ = try store.write { ctx in try ctx.insert(Journal.V3.Note(headline: "new", body: "n", words: 1 << 40, pinned: true, mood: "ok")) }
+        return store
     }
 
     @Test("aggregates with and without field conditions equal a fold over the general decoder's values", arguments: [1, 2, 3])

@@ -335,10 +335,7 @@ extension ModelQuery {
         let cursor = try txn.cursor(binding.dbi)
         var entry = try cursor.first()
         while let e = entry {
-            let id: UInt64
-            do { id = try ObjectKey.decode(e.key) } catch {
-                throw StoreError.corrupted(path: txn.environment.path, reason: .structure("an object key of \(e.key.count) bytes"))
-            }
+            let id = try txn.objectID(ofKey: e.key)
             if try !visit(e.value, id) { return }
             entry = try cursor.next()
         }

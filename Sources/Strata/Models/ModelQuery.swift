@@ -162,9 +162,7 @@ public struct ModelQuery<T: EntityModel> {
     }
 
     private func decodeKey(_ bytes: UnsafeRawBufferPointer) throws -> UInt64 {
-        do { return try ObjectKey.decode(bytes) } catch {
-            throw StoreError.corrupted(path: context.txn.environment.path, reason: .structure("an object key of \(bytes.count) bytes"))
-        }
+        try context.txn.objectID(ofKey: bytes)
     }
 
     /// The index condition the query's predicates allow: an equality on an indexed attribute if any, else a
@@ -228,5 +226,14 @@ public struct ModelQuery<T: EntityModel> {
         let start = Swift.min(offsetCount, result.count)
         let end = limitCount.map { Swift.min(result.count, start + $0) } ?? result.count
         return Array(result[start..<end])
+    }
+}
+
+extension Transaction {
+    /// The object identifier an entity database's key holds; a key of another size is a corrupted store.
+    func objectID(ofKey key: UnsafeRawBufferPointer) throws -> UInt64 {
+        do { return try ObjectKey.decode(key) } catch {
+            throw StoreError.corrupted(path: environment.path, reason: .structure("an object key of \(key.count) bytes"))
+        }
     }
 }

@@ -106,10 +106,7 @@ public final class ModelRecordAccess {
         let cursor = try txn.cursor(binding.dbi)
         var entry = try cursor.first()
         while let e = entry {
-            let id: UInt64
-            do { id = try ObjectKey.decode(e.key) } catch {
-                throw StoreError.corrupted(path: txn.environment.path, reason: .structure("an object key of \(e.key.count) bytes"))
-            }
+            let id = try txn.objectID(ofKey: e.key)
             isShowing = false
             var shown: RecordFields
             let located: RecordSlots
