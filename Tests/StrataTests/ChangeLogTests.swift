@@ -89,4 +89,24 @@ import Testing
             #expect(read.entries.isEmpty, "phantom change sets from before the copy: \(read.entries.map(\.transactionID))")
         }
     }
+    /// A compacted copy made without Strata (`mdb_copy -c`: LMDB's copy alone, the change log as it was) is put in
+    /// place of a store: the first open of the process empties the log it kept.
+    @Test func aCompactedCopyMadeByLMDBAloneHasItsLogEmptiedAtOpen() throws {
+        let dir = try TemporaryDirectory("compacted-by-lmdb")
+        let schema = try ChangeLogTests.schema()
+        do {
+            let store = try Store.open(at: dir.store, schema: schema)
+            defer { store.close() }
+            for n in 0..<40 { try store.write { _ = try $0.insert("Note", ["text": "n\(n)"]) } }
+            try FileManager.default.createDirectory(at: dir.path("copy"), withIntermediateDirectories: false)
+            try store.environment.copy(toEmptyDirectory: dir.path("copy").path, compact: true)
+        }
+        let store = try Store.open(at: dir.path("copy"), schema: schema)
+        defer { store.close() }
+        #expect(try store.read { try $0.count("Note") } == 40)
+        try store.environment.read { txn in
+            let read = try ChangeLog.entries(after: 0, through: UInt64.max, in: txn)
+            #expect(read.entries.isEmpty, "the copy's log kept entries of the old IDs: \(read.entries.map(\.transactionID))")
+        }
+    }
 }
