@@ -21,20 +21,21 @@ public final class ObservedValues<Value: Sendable>: Sendable {
     /// How the iteration ended, if it has (see ``waitForEnd()``): for failure messages.
     public var end: String? { ending.withLock { $0 } }
 
-    /// Iterates `sequence` in a task, recording each element (then running `after`, e.g. to stay busy).
+    /// Iterates `sequence` in a task, recording each element (then running `after`, e.g. to stay busy). The task
+    /// runs on ``ConsumerExecutor``, so that a run full of long synchronous tests does not hold it back.
     public func record<S: AsyncSequence & Sendable>(_ sequence: S, after: (@Sendable (Value) async -> Void)? = nil) -> Task<Void, Never>
     where S.Element == Value {
-        Task {
+        Task(executorPreference: ConsumerExecutor.shared) {
             do {
                 for try await value in sequence {
-                    values.withLock { $0.append(value) }
+                    self.values.withLock { $0.append(value) }
                     await after?(value)
                 }
-                ending.withLock { $0 = "finished" }
+                self.ending.withLock { $0 = "finished" }
             } catch let error as StoreError {
-                ending.withLock { $0 = error.code.name }
+                self.ending.withLock { $0 = error.code.name }
             } catch {
-                ending.withLock { $0 = "\(error)" }
+                self.ending.withLock { $0 = "\(error)" }
             }
         }
     }
@@ -57,6 +58,6 @@ public final class ObservedValues<Value: Sendable>: Sendable {
             if let end = ending.withLock({ $0 }) { return end }
             try? await Task.sleep(for: .milliseconds(5))
         }
-        return nil
+        return ending.withLock { $0 }
     }
 }

@@ -19,35 +19,34 @@ struct RecordSlots {
     /// Where each attribute is (``LayoutProjection/slots``): read here when it is read as its field stores it.
     @usableFromInline let slots: UnsafePointer<LayoutProjection.Slot>
     @usableFromInline let slotCount: Int
-    /// Each field's type code.
-    @usableFromInline let codes: UnsafePointer<UInt8>
 
     /// No record (every slot reads through the general path).
     @usableFromInline static var none: RecordSlots { RecordSlots() }
 
     private init() {
         bytes = UnsafeRawBufferPointer(start: nil, count: 0)
-        offsets = UnsafePointer(Self.noOffsets)
-        slots = UnsafePointer(Self.noSlots)
+        offsets = Self.nothing()
+        slots = Self.nothing()
         slotCount = 0
-        codes = UnsafePointer(Self.noCodes)
     }
 
-    nonisolated(unsafe) private static let noOffsets = UnsafeMutablePointer<Int>.allocate(capacity: 1)
-    nonisolated(unsafe) private static let noCodes = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
-    nonisolated(unsafe) private static let noSlots = UnsafeMutablePointer<LayoutProjection.Slot>.allocate(capacity: 1)
+    /// A pointer where nothing is ever read (a table of no entries: every read is guarded by ``slotCount`` first).
+    /// Made from its alignment rather than kept in a global, so that opening a record runs no lazy initializer.
+    @inline(__always)
+    private static func nothing<T>() -> UnsafePointer<T> {
+        UnsafePointer(bitPattern: MemoryLayout<T>.alignment).unsafelyUnwrapped
+    }
 
     /// The slots of `fields`, whose every field was located into `offsets` (after ``RecordFields/checkEnd()``).
     @inline(__always)
     init(_ fields: RecordFields, offsets: UnsafeMutablePointer<Int>) {
         bytes = fields.bytes
         self.offsets = UnsafePointer(offsets)
-        codes = fields.fieldCodes.baseAddress ?? UnsafePointer(Self.noCodes)
         if let base = fields.slots.baseAddress {
             slots = base
             slotCount = fields.slots.count
         } else {
-            slots = UnsafePointer(Self.noSlots)
+            slots = Self.nothing()
             slotCount = 0
         }
     }
