@@ -44,6 +44,30 @@ import Testing
         #expect(try store.fetchHistory(after: info.oldest).transactions.count == 10)
     }
 
+    /// A store whose history outgrew its retention while no handle pruned it is pruned by the next handle that
+    /// opens it with background maintenance (the default), without any commit of its own.
+    @Test func aHandleOpenedOnAHistoryOverItsLimitsPrunesItInTheBackground() throws {
+        let dir = try TemporaryDirectory("history-over-limits")
+        var configuration = StoreConfiguration()
+        configuration.history = .enabled(HistoryConfiguration(maximumTransactions: 10, maximumAge: nil, maximumBytes: nil))
+        configuration.backgroundMaintenance = false
+        do {
+            let store = try Store.open(at: dir.store, schema: try HistoryFixtures.v1(), configuration: configuration)
+            defer { store.close() }
+            try Self.commit(store, 30)
+            #expect(try store.historyInfo().transactions == 30)
+        }
+        let store = try Store.open(at: dir.store, schema: try HistoryFixtures.v1())
+        defer { store.close() }
+        // Background work: waited for (a generous bound, not a speed requirement).
+        var transactions = try store.historyInfo().transactions
+        for _ in 0..<3000 where transactions > 10 {
+            Thread.sleep(forTimeInterval: 0.01)
+            transactions = try store.historyInfo().transactions
+        }
+        #expect(transactions == 10)
+    }
+
     @Test func deletingBeforeATokenKeepsItValidAndExpiresOlderOnes() throws {
         let store = try Self.store(.unlimited)
         defer { store.close() }

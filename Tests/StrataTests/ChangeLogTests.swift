@@ -65,15 +65,18 @@ import Testing
 /// but keeps the `changes` database, keyed by the old, larger IDs. Without care, a later transaction of the
 /// restored store that logs nothing reaches one of those keys and observers receive changes nobody made.
 @Suite struct CompactedCopyChangeLogTests {
+    /// Opens a new store at `url`, commits 40 notes one by one (40 change-log entries), runs `body`, closes it.
+    static func withFortyNotes(at url: URL, _ schema: Schema, _ body: (Store) throws -> Void) throws {
+        let store = try Store.open(at: url, schema: schema)
+        defer { store.close() }
+        for n in 0..<40 { try store.write { _ = try $0.insert("Note", ["text": "n\(n)"]) } }
+        try body(store)
+    }
+
     @Test func aRestoredCompactedCopyDeliversNoChangesFromBeforeTheCopy() throws {
         let dir = try TemporaryDirectory("compacted-log")
         let schema = try ChangeLogTests.schema()
-        do {
-            let store = try Store.open(at: dir.store, schema: schema)
-            defer { store.close() }
-            for n in 0..<40 { try store.write { _ = try $0.insert("Note", ["text": "n\(n)"]) } }
-            try store.backup(to: dir.path("copy"), compact: true)
-        }
+        try Self.withFortyNotes(at: dir.store, schema) { try $0.backup(to: dir.path("copy"), compact: true) }
         let store = try Store.open(at: dir.path("copy"), schema: schema)
         defer { store.close() }
         // Transactions that change no object log nothing: each brings the IDs closer to the old keys.
@@ -87,6 +90,24 @@ import Testing
         try store.environment.read { txn in
             let read = try ChangeLog.entries(after: 0, through: last, in: txn)
             #expect(read.entries.isEmpty, "phantom change sets from before the copy: \(read.entries.map(\.transactionID))")
+        }
+    }
+
+    /// A compacted copy made without Strata (`mdb_copy -c`: LMDB's copy alone, the change log as it was) is put in
+    /// place of a store: the first open of the process empties the log it kept.
+    @Test func aCompactedCopyMadeByLMDBAloneHasItsLogEmptiedAtOpen() throws {
+        let dir = try TemporaryDirectory("compacted-by-lmdb")
+        let schema = try ChangeLogTests.schema()
+        try Self.withFortyNotes(at: dir.store, schema) { store in
+            try FileManager.default.createDirectory(at: dir.path("copy"), withIntermediateDirectories: false)
+            try store.environment.copy(toEmptyDirectory: dir.path("copy").path, compact: true)
+        }
+        let store = try Store.open(at: dir.path("copy"), schema: schema)
+        defer { store.close() }
+        #expect(try store.read { try $0.count("Note") } == 40)
+        try store.environment.read { txn in
+            let read = try ChangeLog.entries(after: 0, through: UInt64.max, in: txn)
+            #expect(read.entries.isEmpty, "the copy's log kept entries of the old IDs: \(read.entries.map(\.transactionID))")
         }
     }
 }

@@ -434,7 +434,7 @@ import Testing
         try Store.encrypt(at: dir.store, with: key, configuration: StoreConfiguration())
         for _ in 0..<2 {
             let store = try Self.open(dir.store, key)
-            #expect(try store.fetchHistory(after: nil).transactions.count == commits)
+            #expect(try store.fetchHistory(after: nil, limit: commits).transactions.count == commits)
             try store.performMaintenance(batchSize: 500)
             store.close()
         }
@@ -448,7 +448,7 @@ import Testing
         let store = try Self.open(dir.store, key)
         defer { store.close() }
         #expect(try store.maintenanceStatus().isComplete)
-        #expect(try store.fetchHistory(after: nil).transactions.count == commits)
+        #expect(try store.fetchHistory(after: nil, limit: commits).transactions.count == commits)
     }
 
     // MARK: Refusals

@@ -487,3 +487,43 @@ import Testing
         #expect(StoreFileBytes.offsets(of: Array("Zqsecret".utf8), in: data).count == 0)
     }
 }
+
+/// What an encrypted store seals is a function of the database's name (``SealScope``), looked up by handle: LMDB
+/// gives the number of a deleted database's handle to the next database opened, which must seal as itself.
+@Suite struct SealScopeHandleReuseTests {
+    @Test func aHandleNumberReusedByAnotherDatabaseSealsAsThatDatabase() throws {
+        var configuration = StoreConfiguration()
+        configuration.encryption = StoreEncryption(key: SymmetricKey(data: Data(repeating: 7, count: 32)))
+        let store = try Store.temporary(schema: try EncryptionTests.schema(), configuration: configuration)
+        defer { store.close() }
+        let environment = store.environment
+        let key = Array("k".utf8), value = Array("a value kept in the clear".utf8)
+        func put(_ dbi: DatabaseHandle, in txn: Transaction) throws {
+            _ = try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try txn.put(dbi, key: k, value: v) } }
+        }
+        // A records database (sealed), written to, then deleted.
+        let first = try environment.write { txn -> DatabaseHandle in
+            let dbi = try #require(try txn.openDatabase("e99-1", flags: 0, create: true))
+            try put(dbi, in: txn)
+            return dbi
+        }
+        try environment.write { txn in try txn.deleteDatabase("e99-1", first) }
+        // A database whose values stay in the clear, given the same handle number.
+        let second = try environment.write { txn -> DatabaseHandle in
+            let dbi = try #require(try txn.openDatabase("x-clear", flags: 0, create: true))
+            try put(dbi, in: txn)
+            return dbi
+        }
+        #expect(second == first, "the premise: LMDB reused the handle number")
+        try environment.read { txn in
+            let stored = try #require(try key.withUnsafeBytes { try txn.get(second, key: $0) })
+            #expect(Array(stored) == value)
+        }
+        // The bytes as stored (no keyring): in the clear.
+        environment.uninstallKeyring()
+        try environment.read { txn in
+            let stored = try #require(try key.withUnsafeBytes { try txn.get(second, key: $0) })
+            #expect(Array(stored) == value, "the value was sealed as the deleted records database's")
+        }
+    }
+}

@@ -61,6 +61,27 @@ import Testing
         #expect(Dictionary(uniqueKeysWithValues: after) == kept)
     }
 
+    @Test("a data file cut within the pages its last commit added is refused as truncated, though the older meta page's fit")
+    func fileCutWithinTheLastCommitIsRefused() throws {
+        let dir = try TemporaryDirectory("cut-last-commit")
+        let pageSize: Int
+        do {
+            let store = try Store.open(at: dir.store, schema: Self.schema())
+            defer { store.close() }
+            try store.write { ctx in _ = try ctx.insert("Note", ["text": .string(Self.text(0)), "rank": .int64(0)]) }
+            // One commit that adds many pages at the end of the file: the newest meta page counts them, the older
+            // one (the commit before) does not.
+            try store.write { ctx in for i in 1...3_000 { _ = try ctx.insert("Note", ["text": .string(Self.text(i)), "rank": .int64(Int64(i))]) } }
+            pageSize = try store.info().pageSize
+        }
+        let data = dir.store.appendingPathComponent("data.mdb").path
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: data)[.size] as? Int)
+        let handle = try #require(FileHandle(forWritingAtPath: data))
+        try handle.truncate(atOffset: UInt64(size - 4 * pageSize))
+        try handle.close()
+        #expect { try Store.open(at: dir.store, schema: Self.schema()) } throws: { ($0 as? StoreError)?.code == .corrupted }
+    }
+
     @Test("the committed fixture (a short data file written by LMDB 0.9.24) opens and verifies clean")
     func committedShortFixtureOpens() throws {
         let fixture = try #require(Bundle.module.url(forResource: "short-data-file", withExtension: nil, subdirectory: "Fixtures"))

@@ -75,30 +75,47 @@ struct StoreHeader {
         return schema
     }
 
-    /// Opens every database the catalog names (in `txn`) and binds `schema` to them — or, for an older model
-    /// that can open the store as it is, `olderModel`: its model (with the kept attributes), the catalog translated to
-    /// its names, and its entities as it declares them.
-    func bind(_ schema: Schema, in txn: Transaction,
-              olderModel: (schema: Schema, catalog: Catalog, declaredEntities: [String: Entity])? = nil) throws -> BoundModel {
+    /// Opens every database the catalog names (in `txn`) and binds `schema` to them.
+    func bind(_ schema: Schema, in txn: Transaction) throws -> BoundModel {
+        try bind(schema, catalog: catalog, declaredEntities: nil, in: txn)
+    }
+
+    /// Opens every database the catalog names (in `txn`) and binds an older model that can open the store as it
+    /// is: its model `schema` (with the kept attributes), the catalog translated to its names (`catalog`), and
+    /// its entities as it declares them (`declaredEntities`).
+    func bind(olderModel schema: Schema, catalog: Catalog, declaredEntities: [String: Entity], in txn: Transaction) throws -> BoundModel {
+        try bind(schema, catalog: catalog, declaredEntities: declaredEntities, in: txn)
+    }
+
+    /// Binds `schema` with `boundCatalog` (the store's catalog, or for an older model, the catalog translated to
+    /// its names, with `declaredEntities` its entities as it declares them). Two functions call this one rather
+    /// than one with an optional tuple of the older model's parts: making that tuple's type cost the first open
+    /// of a process about 28,000 instructions.
+    private func bind(_ schema: Schema, catalog boundCatalog: Catalog, declaredEntities: [String: Entity]?,
+                      in txn: Transaction) throws -> BoundModel {
         var handles: [String: DatabaseHandle] = [:]
-        for name in catalog.entities.map(\.database) + catalog.relationships.map(\.database) + catalog.indexes.map(\.database) {
+        func open(_ name: String) throws {
             guard let dbi = try txn.openDatabase(name, flags: BoundModel.databaseFlags(name), create: false) else {
                 throw StoreError.corrupted(path: meta.path, reason: .metadata("the database \(name) is missing"))
             }
             handles[name] = dbi
         }
+        // Plain loops: no key paths nor concatenated arrays (their first use costs a process's first open).
+        for entry in catalog.entities { try open(entry.database) }
+        for entry in catalog.relationships { try open(entry.database) }
+        for entry in catalog.indexes { try open(entry.database) }
         let maintenance = try MaintenanceRecord.readIfAny(meta, in: txn)
         do {
             // The newer model's app does the store's maintenance; an older one only reads and writes objects.
             // (A key rotation's sweep is maintenance too; only an encrypted store looks for one.)
             let rotating = txn.keyring != nil && (try? meta.get(.keyRotation, in: txn)) != nil
             let maintenanceLeft = maintenance.map { !$0.isEmpty } ?? false
-            let needsMaintenance = olderModel == nil
+            let needsMaintenance = declaredEntities == nil
                 && (maintenanceLeft || !catalog.garbage.isEmpty || catalog.entities.contains { $0.layouts.count > 1 } || rotating)
-            return try BoundModel(schema: olderModel?.schema ?? schema, catalog: olderModel?.catalog ?? catalog, generation: state.generation,
+            return try BoundModel(schema: schema, catalog: boundCatalog, generation: state.generation,
                                   meta: meta, handles: handles, buildingIndexes: maintenance?.buildingIndexes ?? [],
                                   needsMaintenance: needsMaintenance,
-                                  olderModel: olderModel.map { ($0.declaredEntities, storeVersion: identity.versionIdentifier) })
+                                  olderModel: declaredEntities.map { ($0, storeVersion: identity.versionIdentifier) })
         } catch {
             throw StoreError.corrupted(path: meta.path, reason: .metadata(error.reason))
         }

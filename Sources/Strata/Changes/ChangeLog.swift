@@ -66,12 +66,7 @@ enum ChangeLog {
     /// - Returns: whether the log was emptied.
     @discardableResult
     static func discardEntriesFromAnotherFile(environment: Environment) throws -> Bool {
-        let stale = try environment.read { txn -> Bool in
-            guard let dbi = try txn.openDatabase(databaseName, flags: 0, create: false), txn.sees(dbi),
-                  let last = try txn.cursor(dbi).last(), let id = transactionID(of: last.key) else { return false }
-            return id > txn.id
-        }
-        guard stale else { return false }
+        guard try environment.read({ try hasEntriesFromAnotherFile(in: $0) }) else { return false }
         return try environment.write { txn in
             // Checked again under the write lock: another process may have emptied it meanwhile.
             guard let dbi = try txn.openDatabase(databaseName, flags: 0, create: false),
@@ -79,6 +74,15 @@ enum ChangeLog {
             try txn.drop(dbi, delete: false)
             return true
         }
+    }
+
+    /// Whether the change log, as `txn` sees it, holds entries of transaction IDs after `txn`'s: entries of
+    /// another file (a compacted copy put in place of the store), which
+    /// ``discardEntriesFromAnotherFile(environment:)`` drops.
+    static func hasEntriesFromAnotherFile(in txn: Transaction) throws -> Bool {
+        guard let dbi = try txn.openDatabase(databaseName, flags: 0, create: false), txn.sees(dbi),
+              let last = try txn.cursor(dbi).last(), let id = transactionID(of: last.key) else { return false }
+        return id > txn.id
     }
 
     private static func transactionID(of key: UnsafeRawBufferPointer) -> UInt64? {

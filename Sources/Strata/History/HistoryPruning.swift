@@ -25,6 +25,16 @@ enum HistoryPruning {
         return false
     }
 
+    /// Whether the store, as `txn` sees it, keeps a history that may have outgrown its retention while no handle
+    /// pruned it (what a handle that prunes in the background checks when it opens).
+    static func mayBeOverLimits(_ meta: MetaTable, in txn: Transaction) throws -> Bool {
+        guard let state = try HistoryRecording.activeState(meta, in: txn) else { return false }
+        let head = try HistoryLog.head(state, in: txn)
+        if head <= state.floor { return false }
+        if state.maximumAgeMilliseconds != nil { return true }
+        return try mayBeDue(state, head: head, in: txn)
+    }
+
     /// What one batch did.
     struct Outcome {
         var deleted = 0

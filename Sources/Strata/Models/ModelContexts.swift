@@ -81,22 +81,26 @@ extension WriteContext {
         try withModelWriter(binding) { record in try insertModel(value, binding: binding, id: given, record: &record) }
     }
 
-    /// Runs `body` with a writer for `binding`'s records that borrows this context's reusable buffers.
+    /// Runs `body` with a writer for `binding`'s records, lent this context's buffers (a write nested in another's
+    /// gets buffers of its own).
     @inline(__always)
     func withModelWriter<R>(_ binding: EntityBinding, _ body: (inout ModelWriter) throws -> R) throws -> R {
-        var record = ModelWriter(binding: binding)
-        swap(&record.bytes, &writer)
-        swap(&record.indexValues, &modelIndexValues)
-        swap(&record.links, &modelLinks)
-        defer {
-            if !record.indexValues.isEmpty { record.indexValues.removeAll(keepingCapacity: true) }
-            if !record.links.isEmpty { record.links.removeAll(keepingCapacity: true) }
-            swap(&record.bytes, &writer)
-            swap(&record.indexValues, &modelIndexValues)
-            swap(&record.links, &modelLinks)
+        var record: ModelWriter
+        if let buffers = idleWriteBuffers.take() {
+            record = ModelWriter(binding: binding, buffers: buffers)
+        } else {
+            record = ModelWriter(binding: binding, buffers: ModelWriteBuffers(capacity: 512))
         }
         record.begin()
-        return try body(&record)
+        let result: R
+        do {
+            result = try body(&record)
+        } catch {
+            idleWriteBuffers = record.returningBuffers()
+            throw error
+        }
+        idleWriteBuffers = record.returningBuffers()
+        return result
     }
 
     private func insertModel<T: EntityModel>(_ value: T, binding: EntityBinding, id given: UInt64?,

@@ -8,28 +8,49 @@ import Foundation
 /// cannot leave that call, and it holds the entity's binding without counting references.
 public struct ModelWriter: ~Copyable {
     unowned(unsafe) let binding: EntityBinding
-    /// The record's bytes (format byte, layout, bitmap, fields), without its checksum.
-    var bytes: BinaryWriter
     /// Fields are appended in slot order (the current layout lists the stored attributes in model order).
     let isDirect: Bool
-    /// The attribute values, for a current layout in another order than the model's (then encoded at the end).
-    var values: [Value]
     /// The binding's write plan: where each attribute goes (kept alive by the binding).
     private let plan: RecordWritePlan
     private var nextField = 0
-    /// Values of indexed attributes, by slot.
-    var indexValues: [(slot: Int, value: Value)] = []
-    /// Relationship positions and the objects they link to.
-    var links: [(position: Int, targets: [UInt64])] = []
+    /// What the writer fills, lent by the write context (see ``ModelWriteBuffers``).
+    private var buffers: ModelWriteBuffers
 
-    /// A writer whose buffer is empty until ``begin()``: swap a reusable buffer into ``bytes`` first. With
-    /// `collectingValues`, it only collects the attribute values (in ``values``), whatever the layout.
-    init(binding: EntityBinding, collectingValues: Bool = false) {
+    /// The record's bytes (format byte, layout, bitmap, fields), without its checksum.
+    var bytes: BinaryWriter {
+        _read { yield buffers.bytes }
+        _modify { yield &buffers.bytes }
+    }
+    /// The attribute values, for a current layout in another order than the model's (then encoded at the end).
+    var values: [Value] {
+        _read { yield buffers.values }
+        _modify { yield &buffers.values }
+    }
+    /// Values of indexed attributes, by slot.
+    var indexValues: [(slot: Int, value: Value)] {
+        _read { yield buffers.indexValues }
+        _modify { yield &buffers.indexValues }
+    }
+    /// Relationship positions and the objects they link to.
+    var links: [(position: Int, targets: [UInt64])] {
+        _read { yield buffers.links }
+        _modify { yield &buffers.links }
+    }
+
+    /// A writer for `binding`'s records into `buffers` (emptied here; their storage is kept); call ``begin()``
+    /// before writing. With `collectingValues`, it only collects the attribute values (in ``values``), whatever
+    /// the layout.
+    init(binding: EntityBinding, collectingValues: Bool = false, buffers: consuming ModelWriteBuffers = ModelWriteBuffers()) {
         self.binding = binding
         self.isDirect = binding.currentFollowsModelOrder && !collectingValues
-        self.bytes = BinaryWriter(capacity: 0)
-        self.values = isDirect ? [] : binding.initialValues
         self.plan = binding.writePlan
+        self.buffers = buffers
+        self.buffers.empty(startingValues: isDirect ? nil : binding.initialValues)
+    }
+
+    /// Ends the writer, giving its buffers back (to be lent to the next writer).
+    consuming func returningBuffers() -> ModelWriteBuffers {
+        buffers
     }
 
     /// Starts the record in ``bytes``.

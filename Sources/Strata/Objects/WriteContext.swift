@@ -18,10 +18,9 @@ import Foundation
 public final class WriteContext: ReadContext {
     // A context belongs to the thread running its transaction: no dynamic exclusivity checks on these.
     @exclusivity(unchecked) var writer = BinaryWriter(capacity: 512)
-    /// Reused by typed writes (see ``withModelWriter(_:_:)``): the index values and links a model value's
-    /// `write(to:)` collects, kept here so their storage outlives each write.
-    @exclusivity(unchecked) var modelIndexValues: [(slot: Int, value: Value)] = []
-    @exclusivity(unchecked) var modelLinks: [(position: Int, targets: [UInt64])] = []
+    /// The buffers typed writes fill (see ``withModelWriter(_:_:)``), kept between writes so that their storage is
+    /// allocated once; nil while lent (or before the first typed write).
+    @exclusivity(unchecked) var idleWriteBuffers: ModelWriteBuffers? = nil
     @exclusivity(unchecked) private var nextID: UInt64? = nil
     /// The last object inserted in each entity by this transaction (linking a just-created object needs no
     /// lookup to know it exists; it cannot have been deleted since without this being cleared).

@@ -61,10 +61,17 @@ public struct StoreConfiguration: Sendable {
     /// The databases needed for `schemas`: each entity, relationship and index may exist live, staged and
     /// retired at once during a migration.
     func databases(for schemas: [Schema]) -> Int {
-        let largest = schemas.map { s in
-            s.entities.reduce(0) { $0 + 1 + $1.relationships.count + $1.attributes.filter(\.isIndexed).count }
-        }.max() ?? 0
-        return max(maximumDatabases, 3 * largest + 16)
+        schemas.reduce(max(maximumDatabases, 16)) { max($0, databases(for: $1)) }
+    }
+
+    /// ``databases(for:)`` of one model (an open without a plan: no array of models is made).
+    func databases(for schema: Schema) -> Int {
+        var count = 0
+        for entity in schema.entities {
+            count += 1 + entity.relationships.count
+            for attribute in entity.attributes where attribute.isIndexed { count += 1 }
+        }
+        return max(maximumDatabases, 3 * count + 16)
     }
 
     func environmentConfiguration(databases: Int) -> EnvironmentConfiguration {

@@ -16,17 +16,21 @@ struct StoreOpener {
     struct Opened {
         let environment: Environment
         let model: BoundModel
+        /// ``HistoryPruning/mayBeOverLimits(_:in:)`` when the open read it with the model (nil: not read).
+        var historyOverItsLimits: Bool? = nil
     }
 
     func open(schema: Schema, plan: MigrationPlan?) throws -> Opened {
-        let environment = try acquireEnvironment(creatingFor: schema, databases: configuration.databases(for: [schema] + (plan?.schemas ?? [])))
+        let databases = plan.map { configuration.databases(for: [schema] + $0.schemas) } ?? configuration.databases(for: schema)
+        let environment = try acquireEnvironment(creatingFor: schema, databases: databases, checks: false)
         do {
-            let model = try StoreOpening(environment: environment.environment, schema: schema, plan: plan, purpose: .open,
-                                         configuration: configuration).bind(isNewEnvironment: environment.isNew)
+            let opening = StoreOpening(environment: environment.environment, schema: schema, plan: plan, purpose: .open,
+                                       configuration: configuration)
+            let (model, historyOverItsLimits) = try bind(opening, isNewEnvironment: environment.isNew)
             if !configuration.readOnly {
                 try HistorySwitch.apply(configuration.history, environment: environment.environment, meta: model.meta)
             }
-            return Opened(environment: environment.environment, model: model)
+            return Opened(environment: environment.environment, model: model, historyOverItsLimits: historyOverItsLimits)
         } catch {
             environment.environment.release()
             throw error
@@ -51,7 +55,60 @@ struct StoreOpener {
         }
     }
 
-    private func acquireEnvironment(creatingFor schema: Schema?, databases: Int) throws -> (environment: Environment, isNew: Bool) {
+    /// The open's checks and binding, in one read transaction in the common case — an unencrypted store opened
+    /// without a key, its change log from this file, at the app's model: the key check (``StoreUnlocking``),
+    /// the change log's check (``ChangeLog/hasEntriesFromAnotherFile(in:)``) and the binding read one snapshot.
+    /// Otherwise each runs as ``acquireEnvironment(creatingFor:databases:checks:)`` runs it, in its own
+    /// transactions (an encrypted store's transactions need its keyring installed first), then the binding.
+    ///
+    /// Returns the model, and when the store handle prunes the history in the background and the history setting
+    /// changes nothing, whether the history may be over its limits (``HistoryPruning/mayBeOverLimits(_:in:)``, read in
+    /// the same transaction).
+    private func bind(_ opening: StoreOpening, isNewEnvironment: Bool) throws -> (BoundModel, Bool?) {
+        let environment = opening.environment
+        enum FirstRead {
+            case bound(BoundModel, historyOverItsLimits: Bool?)
+            /// The key check passed and the change log needs nothing; the store is not at the app's model.
+            case notCurrent
+            /// An encryption record, or a key: the key check runs on its own.
+            case checkKey
+            /// The change log holds another file's entries (discarded in a write).
+            case discardChangeLog
+        }
+        let checksChangeLog = isNewEnvironment && !configuration.readOnly
+        let first = configuration.encryption != nil ? .checkKey : try environment.read { txn -> FirstRead in
+            guard try StoreUnlocking.encryptionRecord(in: txn, path: environment.path) == nil else { return .checkKey }
+            if checksChangeLog, try ChangeLog.hasEntriesFromAnotherFile(in: txn) { return .discardChangeLog }
+            guard let model = try opening.bindIfCurrent(in: txn, isNewEnvironment: isNewEnvironment) else { return .notCurrent }
+            // What the store handle would read next, when nothing written in between can change it.
+            guard configuration.backgroundMaintenance, !configuration.readOnly,
+                  case .asRecorded = configuration.history else { return .bound(model, historyOverItsLimits: nil) }
+            return .bound(model, historyOverItsLimits: (try? HistoryPruning.mayBeOverLimits(model.meta, in: txn)) ?? false)
+        }
+        switch first {
+        case .bound(let model, let historyOverItsLimits):
+            return (model, historyOverItsLimits)
+        case .notCurrent:
+            return (try opening.bringUpToDateAndBind(isNewEnvironment: isNewEnvironment), nil)
+        case .checkKey, .discardChangeLog:
+            try check(environment, isNew: isNewEnvironment)
+            return (try opening.bind(isNewEnvironment: isNewEnvironment), nil)
+        }
+    }
+
+    /// What opening checks before it reads anything else: the key (``StoreUnlocking``), and in a process that
+    /// has just opened the store's files, a change log left by another file.
+    private func check(_ environment: Environment, isNew: Bool) throws {
+        try StoreUnlocking.unlock(environment, with: configuration.encryption)
+        if isNew && !configuration.readOnly {
+            // A compacted copy put in place of the store keeps a change log of transaction IDs it restarted.
+            try ChangeLog.discardEntriesFromAnotherFile(environment: environment)
+        }
+    }
+
+    /// The store's environment, created first when missing and allowed; with `checks`, the key and the change
+    /// log checked (``check(_:isNew:)``) — without, the caller checks them.
+    private func acquireEnvironment(creatingFor schema: Schema?, databases: Int, checks: Bool = true) throws -> (environment: Environment, isNew: Bool) {
         switch try StoreFiles.inspect(path) {
         case .missing, .emptyDirectory:
             guard configuration.createIfMissing, !configuration.readOnly, let schema else {
@@ -63,20 +120,12 @@ struct StoreOpener {
             break
         }
         let acquired = try Environment.acquire(path: path, configuration: configuration.environmentConfiguration(databases: databases))
+        guard checks else { return acquired }
         do {
-            try StoreUnlocking.unlock(acquired.environment, with: configuration.encryption)
+            try check(acquired.environment, isNew: acquired.isNew)
         } catch {
             acquired.environment.release()
             throw error
-        }
-        if acquired.isNew && !configuration.readOnly {
-            do {
-                // A compacted copy put in place of the store keeps a change log of transaction IDs it restarted.
-                try ChangeLog.discardEntriesFromAnotherFile(environment: acquired.environment)
-            } catch {
-                acquired.environment.release()
-                throw error
-            }
         }
         return acquired
     }

@@ -30,17 +30,27 @@ struct StoreOpening {
     /// Brings the store to the app's model and binds the model to it. `isNewEnvironment`: this process has just
     /// opened the store's files (no read transaction of it can use a retired database: they can be deleted).
     func bind(isNewEnvironment: Bool) throws -> BoundModel {
-        let schema = request.schema
-        // The common case, in one read transaction: the store is at the app's model, nothing to collect.
-        let collects = isNewEnvironment && !configuration.readOnly
-        if let model = try environment.read({ txn -> BoundModel? in
-            let header = try StoreHeader.read(in: txn, path: path, complete: false)
-            guard header.identity.fingerprint == schema.fingerprint, !header.state.migrating,
-                  !(collects && !header.catalog.garbage.isEmpty) else { return nil }
-            return try header.bind(schema, in: txn)
-        }) {
+        if let model = try environment.read({ try bindIfCurrent(in: $0, isNewEnvironment: isNewEnvironment) }) {
             return model
         }
+        return try bringUpToDateAndBind(isNewEnvironment: isNewEnvironment)
+    }
+
+    /// The common case, in one read transaction: the store is at the app's model, nothing to migrate or collect —
+    /// the model bound in `txn`; nil when the store needs more (``bringUpToDateAndBind(isNewEnvironment:)``).
+    func bindIfCurrent(in txn: Transaction, isNewEnvironment: Bool) throws -> BoundModel? {
+        let collects = isNewEnvironment && !configuration.readOnly
+        let header = try StoreHeader.read(in: txn, path: path, complete: false)
+        guard header.identity.fingerprint == request.schema.fingerprint, !header.state.migrating,
+              !(collects && !header.catalog.garbage.isEmpty) else { return nil }
+        return try header.bind(request.schema, in: txn)
+    }
+
+    /// Binds the model to a store that ``bindIfCurrent(in:isNewEnvironment:)`` found not ready: checks its
+    /// metadata, migrates it, rolls back or resumes an interrupted step, collects retired databases as needed.
+    func bringUpToDateAndBind(isNewEnvironment: Bool) throws -> BoundModel {
+        let schema = request.schema
+        let collects = isNewEnvironment && !configuration.readOnly
         // Damaged metadata is refused before anything below writes.
         try checkMetadata()
         // What was decided holds for the generation it was decided on. Another process can migrate the store
@@ -58,7 +68,8 @@ struct StoreOpening {
                 let header = try StoreHeader.read(in: txn, path: path)
                 guard header.state.generation == outcome.generation else { return nil }
                 guard let downgrade = outcome.olderModel else { return try header.bind(schema, in: txn) }
-                return try header.bind(schema, in: txn, olderModel: (downgrade.schema, downgrade.catalog, downgrade.declaredEntities))
+                return try header.bind(olderModel: downgrade.schema, catalog: downgrade.catalog,
+                                       declaredEntities: downgrade.declaredEntities, in: txn)
             }) {
                 return model
             }

@@ -9,12 +9,20 @@ enum StoreUnlocking {
     /// or with another key (``StoreError/Code-swift.struct/wrongEncryptionKey``), and an unencrypted store opened
     /// with a key (``StoreError/Code-swift.struct/storeNotEncrypted``); nothing is written either way.
     static func unlock(_ environment: Environment, with encryption: StoreEncryption?) throws {
+        let record = try environment.read { try encryptionRecord(in: $0, path: environment.path) }
+        try unlock(environment, record: record, with: encryption)
+    }
+
+    /// The store's encryption record as `txn` sees it: nil for an unencrypted store, and for a file without
+    /// metadata (not a store: the header's reader says so next).
+    static func encryptionRecord(in txn: Transaction, path: String) throws -> EncryptionRecord? {
+        guard let dbi = try txn.openDatabase(MetaTable.databaseName, flags: 0, create: false) else { return nil }
+        return try EncryptionRecord.read(MetaTable(dbi: dbi, path: path), in: txn)
+    }
+
+    /// ``unlock(_:with:)`` with the store's encryption `record` already read (``encryptionRecord(in:path:)``).
+    static func unlock(_ environment: Environment, record: EncryptionRecord?, with encryption: StoreEncryption?) throws {
         let path = environment.path
-        let record = try environment.read { txn -> EncryptionRecord? in
-            // A file without metadata is not a store: the header's reader says so next.
-            guard let dbi = try txn.openDatabase(MetaTable.databaseName, flags: 0, create: false) else { return nil }
-            return try EncryptionRecord.read(MetaTable(dbi: dbi, path: path), in: txn)
-        }
         switch (record, encryption) {
         case (nil, nil):
             return

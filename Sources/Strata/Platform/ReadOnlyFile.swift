@@ -10,16 +10,27 @@ import Darwin
 /// than it should be (a page beyond its end read through a memory map raises SIGBUS; `pread` returns less).
 struct ReadOnlyFile: ~Copyable {
     private let descriptor: Int32
+    /// Whether this value opened the descriptor (and closes it).
+    private let ownsDescriptor: Bool
     let path: String
 
     init(path: String) throws(SystemCallError) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw SystemCallError(errno: errno, operation: "open \(path)") }
         self.descriptor = fd
+        self.ownsDescriptor = true
         self.path = path
     }
 
-    deinit { close(descriptor) }
+    /// Reads through `descriptor`, an open descriptor of `path` that its owner keeps open while this value
+    /// lives and closes itself (an LMDB environment's, from `mdb_env_get_fd`): no second open of the file.
+    init(borrowing descriptor: Int32, path: String) {
+        self.descriptor = descriptor
+        self.ownsDescriptor = false
+        self.path = path
+    }
+
+    deinit { if ownsDescriptor { close(descriptor) } }
 
     /// The file's size in bytes now.
     func size() throws(SystemCallError) -> Int {

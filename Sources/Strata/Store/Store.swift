@@ -63,8 +63,9 @@ public final class Store: Sendable {
     /// (``StoreConfiguration/backgroundMaintenance``).
     private let prunesHistory: Bool
 
+    /// `historyOverItsLimits`: ``HistoryPruning/mayBeOverLimits(_:in:)`` as the open read it (nil: read it here).
     init(url: URL, environment: Environment, model: BoundModel, removesDirectoryOnClose: Bool = false, readOnly: Bool = false,
-         backgroundMaintenance: Bool = false, historyAuthor: String? = nil) {
+         backgroundMaintenance: Bool = false, historyAuthor: String? = nil, historyOverItsLimits: Bool? = nil) {
         self.url = url
         self.environment = environment
         self.model = model
@@ -74,7 +75,7 @@ public final class Store: Sendable {
         self.prunesHistory = backgroundMaintenance && !readOnly
         self.maintenance = backgroundMaintenance && !readOnly && model.needsMaintenance
             ? MaintenanceWorker(model: model, environment: environment) : nil
-        if prunesHistory && opened(withHistoryOverItsLimits: environment) {
+        if prunesHistory && (historyOverItsLimits ?? opened(withHistoryOverItsLimits: environment)) {
             environment.historyPruner.schedule(environment: environment, meta: model.meta)
         }
     }
@@ -83,18 +84,12 @@ public final class Store: Sendable {
     convenience init(url: URL, opened: StoreOpener.Opened, configuration: StoreConfiguration, removesDirectoryOnClose: Bool = false) {
         self.init(url: url, environment: opened.environment, model: opened.model, removesDirectoryOnClose: removesDirectoryOnClose,
                   readOnly: configuration.readOnly, backgroundMaintenance: configuration.backgroundMaintenance,
-                  historyAuthor: configuration.historyAuthor)
+                  historyAuthor: configuration.historyAuthor, historyOverItsLimits: opened.historyOverItsLimits)
     }
 
     /// Whether the store keeps a history that may have outgrown its retention while no handle pruned it.
     private func opened(withHistoryOverItsLimits environment: Environment) -> Bool {
-        (try? environment.read { txn -> Bool in
-            guard let state = try HistoryRecording.activeState(model.meta, in: txn) else { return false }
-            let head = try HistoryLog.head(state, in: txn)
-            if head <= state.floor { return false }
-            if state.maximumAgeMilliseconds != nil { return true }
-            return try HistoryPruning.mayBeDue(state, head: head, in: txn)
-        }) ?? false
+        (try? environment.read { try HistoryPruning.mayBeOverLimits(model.meta, in: $0) }) ?? false
     }
 
     deinit { close() }

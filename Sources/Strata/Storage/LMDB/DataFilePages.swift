@@ -62,6 +62,12 @@ struct DataFilePages: ~Copyable {
         file = try ReadOnlyFile(path: path)
     }
 
+    /// Reads through the data file descriptor of an open LMDB environment (`mdb_env_get_fd`), which must stay
+    /// open while this value lives.
+    init(environmentDescriptor descriptor: Int32, path: String) {
+        file = ReadOnlyFile(borrowing: descriptor, path: path)
+    }
+
     /// The file's size now.
     func fileSize() throws(SystemCallError) -> Int { try file.size() }
 
@@ -77,11 +83,12 @@ struct DataFilePages: ~Copyable {
         }
         let second = try file.read(count: metaSize, at: pageSize)
         guard second.count == metaSize else { throw Damage(description: "the second meta page is cut off") }
-        let metas = [first, second].compactMap { meta(from: $0, pageSize: pageSize) }
-        guard let newest = metas.max(by: { $0.transactionID < $1.transactionID }) else {
-            throw Damage(description: "neither meta page is valid")
+        switch (meta(from: first, pageSize: pageSize), meta(from: second, pageSize: pageSize)) {
+        case let (a?, b?): return b.transactionID > a.transactionID ? b : a
+        case let (a?, nil): return a
+        case let (nil, b?): return b
+        case (nil, nil): throw Damage(description: "neither meta page is valid")
         }
-        return newest
     }
 
     private func meta(from bytes: [UInt8], pageSize: Int) -> Meta? {

@@ -22,8 +22,7 @@ struct FileIdentity: Hashable, Sendable {
     let device: UInt64
     let inode: UInt64
 
-    init?(path: String) {
-        guard let status = try? FileStatus.of(path) else { return nil }
+    init(_ status: FileStatus) {
         device = status.device
         inode = status.inode
     }
@@ -91,8 +90,11 @@ final class Environment: @unchecked Sendable {
         let keyring: Mutex<StoreKeyring?>
         init(_ keyring: StoreKeyring?) { self.keyring = Mutex(keyring) }
     }
-    /// What each open database handle seals (``SealScope``), by handle; found by name when the handle opens.
-    private let sealScopes = Mutex(DatabaseHandleTable<SealScope>())
+    /// What each open database handle seals (``SealScope``; nil inside: nothing), by handle: found from the
+    /// handle's name the first time a transaction of an encrypted store asks (an unencrypted store never does, and
+    /// its first open makes no scope), forgotten when a handle opens (LMDB gives the number of a handle closed by
+    /// an abort or a deletion to the next database opened).
+    private let sealScopes = Mutex(DatabaseHandleTable<SealScope?>())
     private static let poolCapacity = 16
 
     var currentMapSize: Int { mapSize.load(ordering: .relaxed) }
@@ -143,9 +145,11 @@ final class Environment: @unchecked Sendable {
     static func acquire(path: String, configuration: EnvironmentConfiguration) throws -> (environment: Environment, isNew: Bool) {
         strata_install_fork_detector()
         let dataPath = path + "/data.mdb"
-        guard let identity = FileIdentity(path: dataPath) else {
+        // One status of the data file gives its identity and the size the map is sized from.
+        guard let status = try? FileStatus.of(dataPath) else {
             throw StoreError.corrupted(path: path, reason: .missingDataFile)
         }
+        let identity = FileIdentity(status)
         return try registry.withLock { entries -> (environment: Environment, isNew: Bool) in
             // An entry inherited through fork() belongs to the parent: it is never used (nor closed) here, and
             // the child opens an environment of its own, as `StoreError.usedAfterFork` tells it to.
@@ -158,7 +162,7 @@ final class Environment: @unchecked Sendable {
                 }
                 entries.remove(at: index)
             }
-            let environment = try Environment(path: path, identity: identity, configuration: configuration)
+            let environment = try Environment(path: path, identity: identity, fileSize: status.size, configuration: configuration)
             entries.append(Lease(environment: environment, count: 1))
             return (environment, true)
         }
@@ -207,20 +211,20 @@ final class Environment: @unchecked Sendable {
         if FileManager.default.fileExists(atPath: dataPath) == false {
             _ = FileManager.default.createFile(atPath: dataPath, contents: nil)
         }
-        guard let identity = FileIdentity(path: dataPath) else {
+        guard let status = try? FileStatus.of(dataPath) else {
             throw StoreError.permissionDenied(path: path)
         }
-        return try Environment(path: path, identity: identity, configuration: configuration)
+        return try Environment(path: path, identity: FileIdentity(status), fileSize: status.size, configuration: configuration)
     }
 
-    private init(path: String, identity: FileIdentity, configuration: EnvironmentConfiguration) throws {
+    /// `fileSize`: the data file's size when `identity` was read (the map is sized from it).
+    private init(path: String, identity: FileIdentity, fileSize: Int, configuration: EnvironmentConfiguration) throws {
         self.path = path
         self.identity = identity
         self.configuration = configuration
         self.openedInProcess = CurrentProcess.id
         self.readerSlots = ReaderSlots(count: max(1, configuration.maximumReaders - 8))
 
-        let fileSize = Environment.fileSize(path + "/data.mdb")
         let wanted = Environment.roundToPage(max(configuration.initialMapSize, fileSize + fileSize / 2 + (64 << 20)))
         var mapSize = min(max(wanted, 1 << 20), max(configuration.maximumMapSize, fileSize))
         // The smallest map worth trying when the address space is short: the file and some room to write.
@@ -268,7 +272,10 @@ final class Environment: @unchecked Sendable {
     private static func checkPagesInUseArePresent(env: OpaquePointer, path: String) throws {
         let dataPath = path + "/data.mdb"
         do {
-            let pages = try DataFilePages(path: dataPath)
+            // Through the environment's own descriptor of the data file (no second open and close of it).
+            var fd: Int32 = -1
+            let pages = mdb_env_get_fd(env, &fd) == 0 && fd >= 0
+                ? DataFilePages(environmentDescriptor: fd, path: dataPath) : try DataFilePages(path: dataPath)
             let meta = try pages.newestMeta()
             if (Int(meta.lastPage) + 1) * meta.pageSize <= (try pages.fileSize()) { return }
             var pin: OpaquePointer?
@@ -536,8 +543,7 @@ final class Environment: @unchecked Sendable {
             ?? mdb_dbi_open(txn.pointer, name, flags | (create ? LMDBFlags.create : 0), &dbi)
         if rc == MDB_NOTFOUND { return nil }
         if rc != 0 { throw txn.fail(rc, "mdb_dbi_open(\(name))") }
-        let scope = SealScope.of(database: name)
-        sealScopes.withLock { $0[dbi] = scope }
+        sealScopes.withLock { $0[dbi] = nil }
         txn.noteOpened(name, dbi)
         return dbi
     }
@@ -562,8 +568,16 @@ final class Environment: @unchecked Sendable {
         keyringSlot.load()?.keyring.withLock { $0 = nil }
     }
 
-    /// What the database with handle `dbi` seals (nil: nothing).
-    func sealScope(_ dbi: MDB_dbi) -> SealScope? { sealScopes.withLock { $0[dbi] } }
+    /// What the database with handle `dbi`, used in `txn`, seals (nil: nothing): a pure function of its name.
+    func sealScope(_ dbi: MDB_dbi, in txn: Transaction) -> SealScope? {
+        if let known = sealScopes.withLock({ $0[dbi] }) { return known }
+        // Opened in `txn` (not exported yet), or by an earlier transaction.
+        guard let name = txn.openedDatabases.first(where: { $0.value == dbi })?.key
+                ?? handles.withLock({ $0.first(where: { $0.value == dbi })?.key }) else { return nil }
+        let scope = SealScope.of(database: name)
+        sealScopes.withLock { $0[dbi] = .some(scope) }
+        return scope
+    }
 
     /// Forgets a handle (after its database was found deleted by another process).
     func forgetDatabase(_ name: String) {

@@ -63,7 +63,7 @@ final class Transaction {
     /// What database `dbi` seals, when the store is encrypted.
     func sealScope(_ dbi: MDB_dbi) -> SealScope? {
         if let known = sealScopes[dbi] { return known }
-        let scope = environment.sealScope(dbi)
+        let scope = environment.sealScope(dbi, in: self)
         sealScopes[dbi] = scope
         return scope
     }
