@@ -95,6 +95,8 @@ struct ChangeRecorder {
         var properties = PropertyMask()
         var count = 0
         var isComplete = true
+        /// Whether the entity changed at all in this transaction.
+        var isTouched = false
 
         mutating func note(limit: Int) -> Bool {
             count += 1
@@ -106,8 +108,8 @@ struct ChangeRecorder {
         }
     }
 
-    /// By entity position; nil until the entity changes.
-    private var pending: [Pending?]
+    /// By entity position (untouched until the entity changes).
+    private var pending: [Pending]
     private(set) var isEmpty = true
     /// Whether every change is kept, with the tombstones of deletions (the store keeps a change history), or only
     /// what observers need.
@@ -118,7 +120,7 @@ struct ChangeRecorder {
     private let limit: Int
 
     init(entityCount: Int, keepsEveryChange: Bool = false, isRecording: Bool = true) {
-        pending = Array(repeating: nil, count: entityCount)
+        pending = Array(repeating: Pending(), count: entityCount)
         self.keepsEveryChange = keepsEveryChange
         self.isRecording = isRecording
         limit = keepsEveryChange ? .max : ChangeRecorder.idsPerEntity
@@ -154,15 +156,15 @@ struct ChangeRecorder {
     @inline(__always)
     private mutating func edit(_ entity: Int, _ body: (inout Pending) -> Void) {
         isEmpty = false
-        if case .none = pending[entity] { pending[entity] = Pending() }
-        body(&pending[entity]!)
+        pending[entity].isTouched = true
+        body(&pending[entity])
     }
 
     /// The transaction's changes by entity tag, with the same object never listed twice.
     func changes(transactionID: UInt64, tags: (Int) -> UInt32) -> CommitChanges {
         var entities: [UInt32: EntityChanges] = [:]
         for (position, p) in pending.enumerated() {
-            guard let p else { continue }
+            guard p.isTouched else { continue }
             var e = EntityChanges(properties: p.properties, isComplete: p.isComplete)
             if p.isComplete {
                 if p.deleted.isEmpty && p.updated.isEmpty {

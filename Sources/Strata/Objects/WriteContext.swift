@@ -22,13 +22,9 @@ public final class WriteContext: ReadContext {
     /// allocated once; nil while lent (or before the first typed write).
     @exclusivity(unchecked) var idleWriteBuffers: ModelWriteBuffers? = nil
     @exclusivity(unchecked) private var nextID: UInt64? = nil
-    /// The last object inserted in each entity by this transaction (linking a just-created object needs no
-    /// lookup to know it exists; it cannot have been deleted since without this being cleared).
-    /// (Identifier 0 is never allocated: it means none.)
-    @exclusivity(unchecked) private var lastInserted: [UInt64]
-    /// Whether the last object inserted in each entity has no link yet (linking it through a to-one
-    /// relationship then needs no lookup of a previous link).
-    @exclusivity(unchecked) private var lastInsertedHasNoLinks: [Bool]
+    /// The last object inserted in each entity by this transaction, by entity position (linking a just-created
+    /// object needs no lookup to know it exists; it cannot have been deleted since without this being cleared).
+    @exclusivity(unchecked) private var lastInserted: [LastInserted]
     @exclusivity(unchecked) private var counterDirty = false
     /// Objects whose relationship counts must be checked against their minimums at commit.
     @exclusivity(unchecked) private var countChecks: Set<CountCheck> = []
@@ -49,10 +45,17 @@ public final class WriteContext: ReadContext {
     /// change is recorded, with the tombstones of deleted objects; with `recordsChanges` false, none is (a
     /// migration's passes, whose changes nobody reads).
     init(txn: Transaction, model: BoundModel, recordsHistory: Bool, recordsChanges: Bool = true) {
-        lastInserted = [UInt64](repeating: 0, count: model.entities.count)
-        lastInsertedHasNoLinks = [Bool](repeating: false, count: model.entities.count)
+        lastInserted = [LastInserted](repeating: LastInserted(), count: model.entities.count)
         changes = ChangeRecorder(entityCount: model.entities.count, keepsEveryChange: recordsHistory, isRecording: recordsChanges)
         super.init(txn: txn, model: model)
+    }
+
+    struct LastInserted {
+        /// Its identifier (0, never allocated, means none).
+        var id: UInt64 = 0
+        /// Whether it has no link yet (linking it through a to-one relationship then needs no lookup of a
+        /// previous link).
+        var hasNoLinks = false
     }
 
     struct CountCheck: Hashable {
@@ -215,8 +218,7 @@ public final class WriteContext: ReadContext {
         for r in binding.minimumCountRelationships {
             countChecks.insert(CountCheck(entity: binding.position, relationship: r, id: id))
         }
-        lastInserted[binding.position] = id
-        lastInsertedHasNoLinks[binding.position] = true
+        lastInserted[binding.position] = LastInserted(id: id, hasNoLinks: true)
         changes.inserted(id, entity: binding.position)
     }
 
@@ -301,7 +303,7 @@ public final class WriteContext: ReadContext {
             }
             if let oldLayout { noteRewritten(binding, layout: oldLayout) }
             try ObjectKey.with(id) { key in _ = try txn.delete(binding.dbi, key: key) }
-            if lastInserted[binding.position] == id { lastInserted[binding.position] = 0 }
+            if lastInserted[binding.position].id == id { lastInserted[binding.position].id = 0 }
         }
     }
 
@@ -352,8 +354,8 @@ public final class WriteContext: ReadContext {
         let added = try putLinkEntry(r.dbi, source, target)
         guard added else { return }
         _ = try putLinkEntry(inverse.dbi, target, source)
-        if lastInserted[binding.position] == source { lastInsertedHasNoLinks[binding.position] = false }
-        if lastInserted[destination.position] == target { lastInsertedHasNoLinks[destination.position] = false }
+        if lastInserted[binding.position].id == source { lastInserted[binding.position].hasNoLinks = false }
+        if lastInserted[destination.position].id == target { lastInserted[destination.position].hasNoLinks = false }
         changes.updated(source, entity: binding.position, properties: binding.mask(of: r))
         changes.updated(target, entity: destination.position, properties: destination.mask(of: inverse))
         if r.isToMany, let max = r.maxCount {
@@ -419,11 +421,11 @@ public final class WriteContext: ReadContext {
     /// Whether object `id` is the last one this transaction inserted in its entity and nothing linked it yet.
     @inline(__always)
     private func hasNoLinks(_ id: UInt64, _ binding: EntityBinding) -> Bool {
-        lastInserted[binding.position] == id && lastInsertedHasNoLinks[binding.position]
+        lastInserted[binding.position].id == id && lastInserted[binding.position].hasNoLinks
     }
 
     private func knownToExist(_ id: UInt64, _ binding: EntityBinding) throws -> Bool {
-        if lastInserted[binding.position] == id { return true }
+        if lastInserted[binding.position].id == id { return true }
         return try exists(id, binding)
     }
 
