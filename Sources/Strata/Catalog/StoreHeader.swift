@@ -94,16 +94,16 @@ struct StoreHeader {
     private func bind(_ schema: Schema, catalog boundCatalog: Catalog, declaredEntities: [String: Entity]?,
                       in txn: Transaction) throws -> BoundModel {
         var handles: [String: DatabaseHandle] = [:]
-        func open(_ name: String) throws {
+        func openListed(_ name: String) throws {
             guard let dbi = try txn.openDatabase(name, flags: BoundModel.databaseFlags(name), create: false) else {
                 throw StoreError.corrupted(path: meta.path, reason: .metadata("the database \(name) is missing"))
             }
             handles[name] = dbi
         }
         // Plain loops: no key paths nor concatenated arrays (their first use costs a process's first open).
-        for entry in catalog.entities { try open(entry.database) }
-        for entry in catalog.relationships { try open(entry.database) }
-        for entry in catalog.indexes { try open(entry.database) }
+        for entry in catalog.entities { try openListed(entry.database) }
+        for entry in catalog.relationships { try openListed(entry.database) }
+        for entry in catalog.indexes { try openListed(entry.database) }
         let maintenance = try MaintenanceRecord.readIfAny(meta, in: txn)
         do {
             // The newer model's app does the store's maintenance; an older one only reads and writes objects.
