@@ -145,4 +145,37 @@ import Testing
             }
         }
     }
+
+    @Test("an entity key of another length than an object ID's is a typed corrupted-store error through every scan")
+    func aMalformedKeyIsATypedError() throws {
+        let store = try Store.temporary(schema: try Schema(Gauges.self))
+        defer { store.close() }
+        try Self.fill(store, count: 5, seed: 4)
+        try store.write { ctx in
+            let binding = try ctx.binding("Gauge")
+            // A 3-byte key sorts before every 8-byte object key: the first entry every scan meets.
+            let key: [UInt8] = [0, 0, 1]
+            let value = try #require(try ObjectKey.with(1) { try ctx.txn.get(binding.dbi, key: $0).map { Array($0) } })
+            try key.withUnsafeBytes { k in try value.withUnsafeBytes { _ = try ctx.txn.put(binding.dbi, key: k, value: $0) } }
+        }
+        try store.read { ctx in
+            let q = try ctx.objects(Gauges.Gauge.self)
+            let scans: [(String, () throws -> Void)] = [
+                // (An unfiltered count is the database's entry count: it reads no key.)
+                ("filtered count", { _ = try q.filter(\.mid >= 0).count() }),
+                ("filtered sum", { _ = try q.filter(\.mid >= 0).sum(\.n) }),
+                ("borrowed records", { try q.forEachRecord { _ in } }),
+                ("record views", { try ctx.forEachView(of: "Gauge") { _ in } }),
+            ]
+            for (label, scan) in scans {
+                do {
+                    try scan()
+                    Issue.record("\(label) read past a malformed key")
+                } catch let error as StoreError {
+                    #expect(error.code == .corrupted, "\(label): \(error)")
+                    #expect("\(error)".contains("an object key of 3 bytes"), "\(label): \(error)")
+                }
+            }
+        }
+    }
 }

@@ -228,13 +228,3 @@ public struct ModelQuery<T: EntityModel> {
         return Array(result[start..<end])
     }
 }
-
-extension Transaction {
-    /// The object identifier an entity database's key holds; a key of another size is a corrupted store.
-    @inline(__always)
-    func objectID(ofKey key: UnsafeRawBufferPointer) throws -> UInt64 {
-        do { return try ObjectKey.decode(key) } catch {
-            throw StoreError.corrupted(path: environment.path, reason: .structure("an object key of \(key.count) bytes"))
-        }
-    }
-}

@@ -118,8 +118,6 @@ public final class ObjectCursor {
     }
 
     private func decodeKey(_ bytes: UnsafeRawBufferPointer) throws -> UInt64 {
-        do { return try ObjectKey.decode(bytes) } catch {
-            throw StoreError.corrupted(path: context.txn.environment.path, reason: .structure("an object key of \(bytes.count) bytes"))
-        }
+        try context.txn.objectID(ofKey: bytes)
     }
 }

@@ -198,10 +198,7 @@ extension ReadContext {
         defer { view.invalidate() }
         var entry = try cursor.first()
         while let e = entry {
-            let id: UInt64
-            do { id = try ObjectKey.decode(e.key) } catch {
-                throw StoreError.corrupted(path: txn.environment.path, reason: .structure("an object key of \(e.key.count) bytes"))
-            }
+            let id = try txn.objectID(ofKey: e.key)
             try view.show(e.value, id: id)
             try body(view)
             entry = try cursor.next()
