@@ -27,12 +27,12 @@ public struct ModelWriter: ~Copyable {
         _modify { yield &buffers.values }
     }
     /// Values of indexed attributes, by slot.
-    var indexValues: [(slot: Int, value: Value)] {
+    var indexValues: RefillableList<(slot: Int, value: Value)> {
         _read { yield buffers.indexValues }
         _modify { yield &buffers.indexValues }
     }
     /// Relationship positions and the objects they link to.
-    var links: [(position: Int, targets: [UInt64])] {
+    var links: RefillableList<(position: Int, targets: [UInt64])> {
         _read { yield buffers.links }
         _modify { yield &buffers.links }
     }

@@ -18,10 +18,8 @@ struct SourceRecord {
     /// The source object as a value of its model type `T` (checked against the source model once per context).
     @inline(__always)
     func model<T: EntityModel>(_ type: T.Type, context: ReadContext) throws -> T {
-        var reader = try ModelReader(record: bytes, id: id, binding: binding, context: context)
-        let value = try T(from: &reader)
-        try reader.finish()
-        return value
+        // Every field located in one walk, then read in place: as a typed fetch or scan decodes.
+        try context.decodeModel(T.self, bytes, id: id, binding: binding)
     }
 }
 
