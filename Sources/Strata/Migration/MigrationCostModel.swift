@@ -6,7 +6,9 @@ import Foundation
 /// | task | records | time per record | bytes written per record |
 /// |---|---|---|---|
 /// | rewrite | the source entity's | read + decode + encode (the transcoder walks every field and seals a new record) + put | the record + LMDB's 16 bytes of node and key |
-/// | custom instance pass | the source entity's | decode, and per object created (one per entity the mapping creates): 2 × (decode + insert) + put of its association entry, and for each object after the first a link to it (two reads, two puts) | the source record + 48 per created object |
+/// | custom instance pass, dynamic policy | the source entity's | decode, and per object created (one per entity the mapping creates): 2 × (decode + insert) + put of its association entry, and for each object after the first a link to it (two reads, two puts) | the source record + 48 per created object |
+/// | custom instance pass, typed mapping | the source entity's | decode, and per object created: decode + insert + put of its association entry, and the links as above | the source record + 48 per created object |
+/// | custom instance pass, declared mapping | the source entity's | read, and per object created: encode + put, and for each object after the first its association and two link entries (three puts) and an insert's bookkeeping | the source record + 48 per created object |
 /// | custom relationship pass | the source entity's | decode + two puts (both sides of a link) | 48 |
 /// | index build | the entity's | decode + put | 40 |
 /// | required values check | the entity's | decode | 0 |
@@ -18,12 +20,24 @@ import Foundation
 /// ends a batch first): each commit adds its fixed cost, and the bytes written add the commit's measured cost per byte. A step also commits
 /// its journal once before its first task (``stepStart``).
 ///
-/// A custom stage's machinery (the policy's context, the source object's dictionary, the association of
+/// A dynamic policy's machinery (the policy's context, the source object's dictionary, the association of
 /// source and destination objects) costs about as much again as the primitive work of building and
 /// inserting each object: on the benchmark's split, 2.7 µs a post against 1.35 µs of decodes, inserts and
-/// puts. The model counts it as a second decode and insert per created object; the stage's own code beyond
-/// building, inserting and linking its objects is not known before it runs.
+/// puts. The model counts it as a second decode and insert per created object. A typed mapping has no
+/// dictionaries: its source is decoded once, in place, and each object it creates is encoded from its value
+/// (on the split, 12,600 instructions a post against the dynamic policy's 16,300), so it is counted with one.
+/// The stage's own code beyond building, inserting and linking its objects is not known before it runs.
 enum MigrationCostModel {
+    /// How a custom stage's entity mapping makes its objects, which sets its cost per object.
+    enum MappingKind {
+        /// A closure or ``EntityMigrationPolicy`` over ``DynamicObject``s.
+        case dynamic
+        /// A typed mapping (``EntityMapping/each(_:creating:instances:relationships:)``): model values in and out.
+        case typed
+        /// A declared mapping: a streaming copy of records, no per-object closure.
+        case declared
+    }
+
     /// The pages a metadata commit writes: the header and catalog records, and the B-tree pages above them.
     static let metadataBytes = 4 * 4096
 
@@ -43,9 +57,8 @@ enum MigrationCostModel {
     }
 
     /// The estimate of one task over `records` records of `recordBytes` bytes each on average;
-    /// `destinations` is the number of entities a custom mapping creates objects of; `declared`, whether the mapping
-    /// is declared (a streaming copy) rather than a policy.
-    static func estimate(_ task: MigrationTask, records: Int, recordBytes: Double, destinations: Int, declared: Bool = false,
+    /// `destinations` is the number of entities a custom mapping creates objects of; `kind`, how it makes them.
+    static func estimate(_ task: MigrationTask, records: Int, recordBytes: Double, destinations: Int, kind: MappingKind = .dynamic,
                          calibration c: MigrationCalibration, options: MigrationOptions) -> Estimate {
         let n = Double(records)
         let d = Double(max(1, destinations))
@@ -54,17 +67,18 @@ enum MigrationCostModel {
         case .rewrite:
             e.bytes = n * (recordBytes + 16)
             e.seconds = n * (c.readSecondsPerRecord + c.decodeSecondsPerRecord + c.encodeSecondsPerRecord + c.writeSecondsPerRecord)
-        case .instances where declared:
-            // A declared mapping's streaming copy: each created record is transcoded field by field (about a
-            // decode and an encode) and put; each new object adds its association and two link entries, and its
-            // bookkeeping (about an insert's); no policy machinery.
+        case .instances where kind == .declared:
+            // A declared mapping's streaming copy: each created record is transcoded field by field (about an
+            // encode: fields are copied as bytes, never decoded into values) and put; each new object adds its
+            // association and two link entries, and its bookkeeping (about an insert's); no policy machinery.
             e.bytes = n * (recordBytes + d * 48)
-            let created = c.decodeSecondsPerRecord + c.encodeSecondsPerRecord + c.writeSecondsPerRecord
+            let created = c.encodeSecondsPerRecord + c.writeSecondsPerRecord
             let link = 3 * c.writeSecondsPerRecord + c.insertSecondsPerRecord
             e.seconds = n * (c.readSecondsPerRecord + d * created + (d - 1) * link)
         case .instances:
             e.bytes = n * (recordBytes + d * 48)
-            let created = 2 * (c.decodeSecondsPerRecord + c.insertSecondsPerRecord) + c.writeSecondsPerRecord
+            let machinery = kind == .typed ? 1.0 : 2.0
+            let created = machinery * (c.decodeSecondsPerRecord + c.insertSecondsPerRecord) + c.writeSecondsPerRecord
             let link = 2 * (c.readSecondsPerRecord + c.writeSecondsPerRecord)
             e.seconds = n * (c.decodeSecondsPerRecord + d * created + (d - 1) * link)
         case .relationships:

@@ -85,7 +85,7 @@ extension Store {
                     // Destination entities a stage creates are counted as the step will leave them.
                     var records = entity.flatMap { counts[$0]?.value } ?? 0
                     var destinations = 1
-                    var declared = false
+                    var kind = MigrationCostModel.MappingKind.dynamic
                     switch task {
                     case .checkRequired(let e), .buildIndex(let e, _):
                         if counts[entity ?? e] == nil { records = after[e]?.value ?? 0 }
@@ -99,7 +99,7 @@ extension Store {
                                 created.insert(d)
                             }
                             destinations = created.count
-                            declared = entityMapping.declaration != nil
+                            kind = entityMapping.declaration != nil ? .declared : entityMapping.policy is any TypedPolicy ? .typed : .dynamic
                         }
                     case .relationships(let p, let m):
                         // A closure policy without a relationship closure, whose entity has no relationship
@@ -110,7 +110,7 @@ extension Store {
                     default: break
                     }
                     estimate += MigrationCostModel.estimate(task, records: records, recordBytes: calibration.recordBytes(entity),
-                                                            destinations: destinations, declared: declared, calibration: calibration, options: configuration.migration)
+                                                            destinations: destinations, kind: kind, calibration: calibration, options: configuration.migration)
                 }
                 steps.append(MigrationExplanation.Step(
                     source: source.versionIdentifier, destination: target.versionIdentifier, isCustom: isCustom,
