@@ -14,6 +14,17 @@ struct StorePathTests {
         #expect(url.storePath == url.standardizedFileURL.path, "\(path)")
     }
 
+    /// File URLs written with escapes (as an app may get them from a document picker or a string): an escaped dot,
+    /// an escaped slash inside a component, an escaped space before a `..`.
+    @Test(arguments: [
+        "file:///tmp/a%2Fb/../c", "file:///tmp/x/%2E/y", "file:///tmp/x/%2e%2e/y", "file:///tmp/a%20b/../c%20d",
+        "file:///tmp/%41bc/./d", "file:///tmp/x/..", "file:///..", "file:///tmp//x///y/",
+    ])
+    func anEscapedFileURLIsTheStandardizedPath(_ string: String) throws {
+        let url = try #require(URL(string: string))
+        #expect(url.storePath == url.standardizedFileURL.path, "\(string)")
+    }
+
     @Test func aRelativeURLIsResolvedAsFoundationDoes() {
         let url = URL(fileURLWithPath: "some/../store", relativeTo: URL(fileURLWithPath: "/tmp/base/"))
         #expect(url.storePath == url.standardizedFileURL.path)

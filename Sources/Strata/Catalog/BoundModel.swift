@@ -20,13 +20,12 @@ final class BoundModel: Sendable {
     /// Set when an older model is bound to a store a newer model wrote (see `Opening/Downgrade.swift`): the store's version.
     let downgradedFrom: String?
 
-    init(schema: Schema, catalog: Catalog, generation: UInt64, meta: MetaTable, handles: [String: DatabaseHandle],
+    init(schema: Schema, catalog: consuming Catalog, generation: UInt64, meta: MetaTable, handles: [String: DatabaseHandle],
          withoutIndexesFor unindexed: Set<String> = [], buildingIndexes: Set<UInt32> = [],
          needsMaintenance: Bool = false, olderModel: (declaredEntities: [String: Entity], storeVersion: String)? = nil) throws(DecodeFailure) {
         self.needsMaintenance = needsMaintenance
         self.downgradedFrom = olderModel?.storeVersion
         self.schema = schema
-        self.catalog = catalog
         self.generation = generation
         self.meta = meta
         var entityIndex: [String: Int] = [:]
@@ -41,6 +40,9 @@ final class BoundModel: Sendable {
                                               declared: olderModel?.declaredEntities[entity.name]))
         }
         entities = bindings
+        // Last, so the catalog is moved in, not copied (a copy costs a process's first open a type look-up for
+        // each of its arrays).
+        self.catalog = consume catalog
     }
 
     func entity(_ name: String) throws -> EntityBinding {
@@ -147,7 +149,9 @@ final class EntityBinding: Sendable {
     /// (``Attribute/preservesValueOnDeletion``).
     let preservedAttributes: [Int]
 
-    init(position: Int, entity: Entity, schema: Schema, catalog: Catalog, entityIndex: [String: Int],
+    /// `schema` and `catalog` are borrowed: an initializer's parameters are owned, and passing the model's to each
+    /// binding copied them (a type look-up for each of their arrays at a process's first open).
+    init(position: Int, entity: Entity, schema: borrowing Schema, catalog: borrowing Catalog, entityIndex: [String: Int],
          handles: [String: DatabaseHandle], indexed: Bool = true, buildingIndexes: Set<UInt32> = [],
          declared: Entity? = nil) throws(DecodeFailure) {
         self.declaredEntity = declared ?? entity
@@ -181,7 +185,10 @@ final class EntityBinding: Sendable {
             }
             catalogToModel.append(i)
         }
-        guard catalogToModel.count == entity.storedAttributes.count else {
+        // Counted, not filtered into a new array (whose type's first use costs a process's first open a look-up).
+        var storedCount = 0
+        for attribute in entity.attributes where !attribute.isTransient { storedCount += 1 }
+        guard catalogToModel.count == storedCount else {
             throw DecodeFailure("the catalog's attributes of \(entity.name) do not match the model")
         }
         var layouts: [LayoutProjection] = []

@@ -21,12 +21,19 @@ struct StoreOpener {
     }
 
     func open(schema: Schema, plan: MigrationPlan?) throws -> Opened {
-        let databases = plan.map { configuration.databases(for: [schema] + $0.schemas) } ?? configuration.databases(for: schema)
-        let environment = try acquireEnvironment(creatingFor: schema, databases: databases, checks: false)
+        // The plan's schemas only: copying the optional plan itself costs a process's first open a type look-up.
+        let databases = if let schemas = plan?.schemas {
+            configuration.databases(for: [schema] + schemas)
+        } else {
+            configuration.databases(for: schema)
+        }
+        let environment = try acquireEnvironment(databases: databases, checks: false) {
+            try StoreCreation.create(at: path, schema: schema, configuration: configuration)
+            return true
+        }
         do {
-            let opening = StoreOpening(environment: environment.environment, schema: schema, plan: plan, purpose: .open,
-                                       configuration: configuration)
-            let (model, historyOverItsLimits) = try bind(opening, isNewEnvironment: environment.isNew)
+            let (model, historyOverItsLimits) = try bind(schema, plan: plan, environment: environment.environment,
+                                                         isNewEnvironment: environment.isNew)
             if !configuration.readOnly {
                 try HistorySwitch.apply(configuration.history, environment: environment.environment, meta: model.meta)
             }
@@ -38,7 +45,7 @@ struct StoreOpener {
     }
 
     func openRecorded() throws -> Opened {
-        let environment = try acquireEnvironment(creatingFor: nil, databases: configuration.maximumDatabases * 2)
+        let environment = try acquireEnvironment(databases: configuration.maximumDatabases * 2) { false }
         do {
             let model = try environment.environment.read { txn -> BoundModel in
                 let header = try StoreHeader.read(in: txn, path: path)
@@ -58,14 +65,19 @@ struct StoreOpener {
     /// The open's checks and binding, in one read transaction in the common case — an unencrypted store opened
     /// without a key, its change log from this file, at the app's model: the key check (``StoreUnlocking``),
     /// the change log's check (``ChangeLog/hasEntriesFromAnotherFile(in:)``) and the binding read one snapshot.
-    /// Otherwise each runs as ``acquireEnvironment(creatingFor:databases:checks:)`` runs it, in its own
+    /// Otherwise each runs as ``acquireEnvironment(databases:checks:create:)`` runs it, in its own
     /// transactions (an encrypted store's transactions need its keyring installed first), then the binding.
     ///
     /// Returns the model, and when the store handle prunes the history in the background and the history setting
     /// changes nothing, whether the history may be over its limits (``HistoryPruning/mayBeOverLimits(_:in:)``, read in
     /// the same transaction).
-    private func bind(_ opening: StoreOpening, isNewEnvironment: Bool) throws -> (BoundModel, Bool?) {
-        let environment = opening.environment
+    ///
+    /// The common case makes no ``StoreOpening`` (whose request copies the schema and the plan): only the others do.
+    private func bind(_ schema: Schema, plan: MigrationPlan?, environment: Environment,
+                      isNewEnvironment: Bool) throws -> (BoundModel, Bool?) {
+        var opening: StoreOpening {
+            StoreOpening(environment: environment, schema: schema, plan: plan, purpose: .open, configuration: configuration)
+        }
         enum FirstRead {
             case bound(BoundModel, historyOverItsLimits: Bool?)
             /// The key check passed and the change log needs nothing; the store is not at the app's model.
@@ -79,7 +91,10 @@ struct StoreOpener {
         let first = configuration.encryption != nil ? .checkKey : try environment.read { txn -> FirstRead in
             guard try StoreUnlocking.encryptionRecord(in: txn, path: environment.path) == nil else { return .checkKey }
             if checksChangeLog, try ChangeLog.hasEntriesFromAnotherFile(in: txn) { return .discardChangeLog }
-            guard let model = try opening.bindIfCurrent(in: txn, isNewEnvironment: isNewEnvironment) else { return .notCurrent }
+            guard let model = try StoreOpening.bindIfCurrent(schema, in: txn, path: environment.path,
+                                                             collects: isNewEnvironment && !configuration.readOnly) else {
+                return .notCurrent
+            }
             // What the store handle would read next, when nothing written in between can change it.
             guard configuration.backgroundMaintenance, !configuration.readOnly,
                   case .asRecorded = configuration.history else { return .bound(model, historyOverItsLimits: nil) }
@@ -106,15 +121,19 @@ struct StoreOpener {
         }
     }
 
-    /// The store's environment, created first when missing and allowed; with `checks`, the key and the change
-    /// log checked (``check(_:isNew:)``) — without, the caller checks them.
-    private func acquireEnvironment(creatingFor schema: Schema?, databases: Int, checks: Bool = true) throws -> (environment: Environment, isNew: Bool) {
+    /// The store's environment, created first by `create` when missing and allowed (`create` returns false when it
+    /// creates nothing: the store is then not found); with `checks`, the key and the change log checked
+    /// (``check(_:isNew:)``) — without, the caller checks them.
+    ///
+    /// A closure rather than an optional schema: wrapping the app's schema in an optional copies it, which costs a
+    /// process's first open a type look-up for each of its collections.
+    private func acquireEnvironment(databases: Int, checks: Bool = true,
+                                    create: () throws -> Bool) throws -> (environment: Environment, isNew: Bool) {
         switch try StoreFiles.inspect(path) {
         case .missing, .emptyDirectory:
-            guard configuration.createIfMissing, !configuration.readOnly, let schema else {
+            guard configuration.createIfMissing, !configuration.readOnly, try create() else {
                 throw StoreError.notFound(path: path)
             }
-            try StoreCreation.create(at: path, schema: schema, configuration: configuration)
             _ = try StoreFiles.inspect(path)
         case .existing:
             break

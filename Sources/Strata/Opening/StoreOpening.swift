@@ -39,11 +39,17 @@ struct StoreOpening {
     /// The common case, in one read transaction: the store is at the app's model, nothing to migrate or collect —
     /// the model bound in `txn`; nil when the store needs more (``bringUpToDateAndBind(isNewEnvironment:)``).
     func bindIfCurrent(in txn: Transaction, isNewEnvironment: Bool) throws -> BoundModel? {
-        let collects = isNewEnvironment && !configuration.readOnly
-        let header = try StoreHeader.read(in: txn, path: path, complete: false)
-        guard header.identity.fingerprint == request.schema.fingerprint, !header.state.migrating,
+        try Self.bindIfCurrent(request.schema, in: txn, path: path, collects: isNewEnvironment && !configuration.readOnly)
+    }
+
+    /// ``bindIfCurrent(in:isNewEnvironment:)`` for `schema`, of the store at `path`, without an opening (the first
+    /// read of ``StoreOpener``). `collects`: retired databases would be collected now (a store holding some needs
+    /// more).
+    static func bindIfCurrent(_ schema: Schema, in txn: Transaction, path: String, collects: Bool) throws -> BoundModel? {
+        var header = try StoreHeader.read(in: txn, path: path, complete: false)
+        guard header.identity.fingerprint == schema.fingerprint, !header.state.migrating,
               !(collects && !header.catalog.garbage.isEmpty) else { return nil }
-        return try header.bind(request.schema, in: txn)
+        return try header.bindTakingCatalog(schema, in: txn)
     }
 
     /// Binds the model to a store that ``bindIfCurrent(in:isNewEnvironment:)`` found not ready: checks its

@@ -64,11 +64,15 @@ final class Environment: @unchecked Sendable {
     /// few stores, and a dictionary keyed by a new type costs the first open of the process a scan of every
     /// protocol conformance in the binary (the Swift runtime checks `Hashable` the first time the table's type
     /// is made), about 440,000 instructions — more than the rest of an open.
-    private static let registry = Mutex<[Lease]>([])
-    private struct Lease: @unchecked Sendable {
-        let environment: Environment
-        var count: Int
-    }
+    ///
+    /// The list is linked through the environments themselves (``nextInRegistry``), each with its count of users
+    /// (``users``), both read and written only under this lock: an array of leases was a new array type, whose
+    /// first use cost the first open of a process a type look-up of about 11,000 instructions.
+    private static let registry = Mutex<Environment?>(nil)
+    /// The next environment in ``registry`` (guarded by its lock).
+    private var nextInRegistry: Environment? = nil
+    /// The store handles using this environment (guarded by ``registry``'s lock).
+    private var users = 0
     private let closedFlag = Atomic<Bool>(false)
     /// Set while LMDB is closed by ``suspend(timeout:)``, until ``resume()``.
     let suspendedFlag = Atomic<Bool>(false)
@@ -85,11 +89,11 @@ final class Environment: @unchecked Sendable {
     private let attachments = Mutex<[any AnyObject & Sendable]>([])
     /// An encrypted store's keyring, installed once its key was checked (see `StoreUnlocking`) and replaced by key
     /// rotations: nil for an unencrypted store, whose transactions then do no sealing work at all.
-    private let keyringSlot = AtomicLazyReference<KeyringSlot>()
-    private final class KeyringSlot: Sendable {
-        let keyring: Mutex<StoreKeyring?>
-        init(_ keyring: StoreKeyring?) { self.keyring = Mutex(keyring) }
-    }
+    private let installedKeyring = Mutex<StoreKeyring?>(nil)
+    /// Set once a keyring was installed: until then a transaction reads no lock to learn there is none. (A flag,
+    /// not an `AtomicLazyReference` to the keyring's box: that generic type cost a process's first transaction a
+    /// type look-up of about 16,000 instructions.)
+    private let hasInstalledKeyring = Atomic<Bool>(false)
     /// What each open database handle seals (``SealScope``; nil inside: nothing), by handle: found from the
     /// handle's name the first time a transaction of an encrypted store asks (an unencrypted store never does, and
     /// its first open makes no scope), forgotten when a handle opens (LMDB gives the number of a handle closed by
@@ -150,31 +154,59 @@ final class Environment: @unchecked Sendable {
             throw StoreError.corrupted(path: path, reason: .missingDataFile)
         }
         let identity = FileIdentity(status)
-        return try registry.withLock { entries -> (environment: Environment, isNew: Bool) in
+        return try registry.withLock { first -> (environment: Environment, isNew: Bool) in
             // An entry inherited through fork() belongs to the parent: it is never used (nor closed) here, and
             // the child opens an environment of its own, as `StoreError.usedAfterFork` tells it to.
-            if let index = entries.firstIndex(where: { $0.environment.identity == identity }) {
-                let existing = entries[index].environment
+            if let existing = Environment.entry(in: first, where: { $0.identity == identity }) {
                 if existing.isOwnedByThisProcess {
                     if existing.configuration.readOnly && !configuration.readOnly { throw StoreError.readOnly }
-                    entries[index].count += 1
+                    existing.users += 1
                     return (existing, false)
                 }
-                entries.remove(at: index)
+                Environment.remove(existing, from: &first)
             }
             let environment = try Environment(path: path, identity: identity, fileSize: status.size, configuration: configuration)
-            entries.append(Lease(environment: environment, count: 1))
+            environment.users = 1
+            environment.nextInRegistry = first
+            first = environment
             return (environment, true)
         }
     }
 
+    /// The first environment of the registry list starting at `first` that `matches`.
+    private static func entry(in first: Environment?, where matches: (Environment) -> Bool) -> Environment? {
+        var current = first
+        while let environment = current {
+            if matches(environment) { return environment }
+            current = environment.nextInRegistry
+        }
+        return nil
+    }
+
+    /// Unlinks `environment` from the registry list starting at `first`.
+    private static func remove(_ environment: Environment, from first: inout Environment?) {
+        if first === environment {
+            first = environment.nextInRegistry
+        } else {
+            var current = first
+            while let previous = current {
+                if previous.nextInRegistry === environment {
+                    previous.nextInRegistry = environment.nextInRegistry
+                    break
+                }
+                current = previous.nextInRegistry
+            }
+        }
+        environment.nextInRegistry = nil
+    }
+
     /// Ends one use of the environment; the last closes it, after every transaction of the process ended.
     func release() {
-        Environment.registry.withLock { entries in
-            guard let index = entries.firstIndex(where: { $0.environment === self }) else { return }
-            entries[index].count -= 1
-            if entries[index].count > 0 { return }
-            entries.remove(at: index)
+        Environment.registry.withLock { first in
+            guard Environment.entry(in: first, where: { $0 === self }) != nil else { return }
+            users -= 1
+            if users > 0 { return }
+            Environment.remove(self, from: &first)
             // Closing under the registry lock: no second environment on this file can open meanwhile,
             // which would lose its POSIX locks when this one closes its descriptors.
             close()
@@ -550,7 +582,10 @@ final class Environment: @unchecked Sendable {
 
     /// The keyring of an encrypted store whose key was checked, or nil.
     @inline(__always)
-    var keyring: StoreKeyring? { keyringSlot.load()?.keyring.withLock { $0 } ?? nil }
+    var keyring: StoreKeyring? {
+        guard hasInstalledKeyring.load(ordering: .acquiring) else { return nil }
+        return installedKeyring.withLock { $0 }
+    }
 
     /// The current cipher of an encrypted store whose key was checked, or nil (also while it is being decrypted).
     var cipher: StoreCipher? { keyring?.current }
@@ -558,14 +593,14 @@ final class Environment: @unchecked Sendable {
     /// Installs the keyring of an encrypted store once its key was checked (the first one stays when handles race:
     /// their keys were checked against the same record), or, with `replacing`, the keyring of a rotation.
     func install(_ keyring: StoreKeyring, replacing: Bool = false) {
-        let slot = keyringSlot.storeIfNil(KeyringSlot(keyring))
-        slot.keyring.withLock { if replacing || $0 == nil { $0 = keyring } }
+        installedKeyring.withLock { if replacing || $0 == nil { $0 = keyring } }
+        hasInstalledKeyring.store(true, ordering: .releasing)
     }
 
     /// Removes the keyring: the store was decrypted (or the transaction that began encrypting it failed), and
     /// transactions from now on do no sealing work.
     func uninstallKeyring() {
-        keyringSlot.load()?.keyring.withLock { $0 = nil }
+        installedKeyring.withLock { $0 = nil }
     }
 
     /// What the database with handle `dbi`, used in `txn`, seals (nil: nothing): a pure function of its name.
