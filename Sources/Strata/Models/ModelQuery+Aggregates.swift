@@ -332,13 +332,7 @@ extension ModelQuery {
             }
             return
         }
-        let cursor = try txn.cursor(binding.dbi)
-        var entry = try cursor.first()
-        while let e = entry {
-            let id = try txn.objectID(ofKey: e.key)
-            if try !visit(e.value, id) { return }
-            entry = try cursor.next()
-        }
+        try binding.forEachStoredRecord(in: txn) { id, bytes in try visit(bytes, id) }
     }
 }
 
