@@ -243,7 +243,8 @@ extension ModelQuery {
         if filters.isEmpty, offsetCount == 0, limitCount == nil {
             let condition = RecordCondition(predicates, binding: binding)
             if condition != nil || predicates.isEmpty, try indexCondition() == nil {
-                return try access.showEach(matching: condition, body)
+                // (No predicate compiles to a condition every record satisfies: not evaluated per record.)
+                return try access.showEach(matching: predicates.isEmpty ? nil : condition, body)
             }
         }
         try forEachMatchingRecord(showing: access) { _, _ in try body(access.slots) }

@@ -116,7 +116,8 @@ public struct ModelQuery<T: EntityModel> {
         if let limitCount, limitCount == 0 { return true }
         // Everything the loop uses, in locals and unwrapped once.
         let binding = self.binding, context = self.context
-        let filters = compiled != nil
+        // (No predicate compiles to a condition every record satisfies: not evaluated per record.)
+        let filters = compiled != nil && !predicates.isEmpty
         let condition = compiled ?? .always
         let limit = limitCount ?? Int.max, offset = offsetCount
         var skipped = 0
