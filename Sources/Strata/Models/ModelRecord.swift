@@ -132,7 +132,8 @@ public final class ModelRecordAccess {
     var isValid: Bool { isShowing && txn.changes == changes }
 
     /// The lease borrowed strings hold: valid until the transaction ends or changes something.
-    @usableFromInline
+    /// (Inlined: made where the borrowed string is, so its reference to the transaction is counted once.)
+    @inlinable
     var lease: ReadLease { ReadLease(txn: txn, changes: changes) }
 
     /// Runs `body` with a reader over the shown record, after checking the view is still valid.
