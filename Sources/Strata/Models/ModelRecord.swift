@@ -132,7 +132,7 @@ public final class ModelRecordAccess {
     var isValid: Bool { isShowing && txn.changes == changes }
 
     /// The lease borrowed strings hold: valid until the transaction ends or changes something.
-    /// (Inlined: made where the borrowed string is, so its reference to the transaction is counted once.)
+    /// (Inlinable: the generated views read strings through inlined code that makes the lease.)
     @inlinable
     var lease: ReadLease { ReadLease(txn: txn, changes: changes) }
 
