@@ -134,7 +134,16 @@ import Testing
             let q = try ctx.objects(Gauges.Gauge.self)
             for (label, body) in [("filtered count", { _ = try q.filter(\.mid >= 0).count() }),
                                   ("sum", { _ = try q.sum(\.n) }),
-                                  ("filtered min", { _ = try q.filter(\.real != 0).min(\.small) })] as [(String, () throws -> Void)] {
+                                  ("filtered min", { _ = try q.filter(\.real != 0).min(\.small) }),
+                                  ("typed values", { try q.forEach { _ in } }),
+                                  ("filtered typed values", { try q.filter(\.n >= 0).forEach { _ in } }),
+                                  ("typed values after an offset", { try q.offset(3).forEach { _ in } }),
+                                  ("sorted typed values", { try q.sorted(by: \.n).forEach { _ in } }),
+                                  ("typed values with a closure filter", { try q.filter { _ in true }.forEach { _ in } }),
+                                  ("dynamic objects", { try ctx.objects("Gauge").forEach { _ in } }),
+                                  ("filtered dynamic objects", { try ctx.objects("Gauge").filter { _ in true }.offset(1).forEach { _ in } }),
+                                  ("borrowed records", { try q.forEachRecord { _ in } }),
+                                  ("record views", { try ctx.forEachView(of: "Gauge") { _ in } })] as [(String, () throws -> Void)] {
                 do {
                     try body()
                     Issue.record("\(label) read the damaged record")
@@ -166,6 +175,9 @@ import Testing
                 ("filtered sum", { _ = try q.filter(\.mid >= 0).sum(\.n) }),
                 ("borrowed records", { try q.forEachRecord { _ in } }),
                 ("record views", { try ctx.forEachView(of: "Gauge") { _ in } }),
+                ("typed values", { try q.forEach { _ in } }),
+                ("filtered typed values", { try q.filter(\.mid >= 0).offset(1).forEach { _ in } }),
+                ("dynamic objects", { try ctx.objects("Gauge").forEach { _ in } }),
             ]
             for (label, scan) in scans {
                 do {
@@ -175,6 +187,50 @@ import Testing
                     #expect(error.code == .corrupted, "\(label): \(error)")
                     #expect("\(error)".contains("an object key of 3 bytes"), "\(label): \(error)")
                 }
+            }
+        }
+    }
+
+    @Test("a typed scan with key-path conditions, offset and limit streams the objects the general path returns")
+    func typedScansMatchTheGeneralPath() throws {
+        let store = try Store.temporary(schema: try Schema(Gauges.self))
+        defer { store.close() }
+        try Self.fill(store, count: 60, seed: 5)
+        try store.read { ctx in
+            let q = try ctx.objects(Gauges.Gauge.self)
+            let all = try q.sorted(by: \.n).fetch()
+            #expect(all.count == 60)
+            for (offset, limit) in [(0, nil), (0, 5), (4, nil), (4, 3), (100, nil), (0, 0)] as [(Int, Int?)] {
+                func bounded(_ q: ModelQuery<Gauges.Gauge>) -> ModelQuery<Gauges.Gauge> {
+                    let skipped = q.offset(offset)
+                    return limit.map { skipped.limit($0) } ?? skipped
+                }
+                // Streamed from the records (conditions on fields) and through the general path (a closure filter:
+                // decided on model values): the same objects, in the same order.
+                var streamed: [Int] = []
+                try bounded(q.filter(\.mid >= 0 && \.flag == true)).forEach { streamed.append($0.n) }
+                var general: [Int] = []
+                try bounded(q.filter { $0.mid >= 0 && $0.flag }).forEach { general.append($0.n) }
+                let expected = Array(all.filter { $0.mid >= 0 && $0.flag }.map(\.n).dropFirst(offset).prefix(limit ?? .max))
+                #expect(streamed == expected, "offset \(offset), limit \(String(describing: limit))")
+                #expect(general == expected, "offset \(offset), limit \(String(describing: limit))")
+                #expect(try bounded(q).fetch().map(\.n) == Array(all.map(\.n).dropFirst(offset).prefix(limit ?? .max)))
+                // The dynamic API's scan: the same offset and limit over its closure filter.
+                var dynamic = try ctx.objects("Gauge").filter { $0["flag"] == true }.offset(offset)
+                if let limit { dynamic = dynamic.limit(limit) }
+                var objects: [Int] = []
+                try dynamic.forEach { objects.append(Int($0["n"].int64Value ?? -1)) }
+                #expect(objects == Array(all.filter(\.flag).map(\.n).dropFirst(offset).prefix(limit ?? .max)))
+            }
+            // Every value streamed is the one a get reads.
+            try q.forEach { value in
+                let id = try #require(value.objectID)
+                let fetched = try #require(try ctx.fetch(Gauges.Gauge.self, id: id))
+                // (Compared by bits: the values include NaN, and dates a `Date` cannot describe.)
+                #expect(fetched.n == value.n && fetched.big == value.big && fetched.mid == value.mid && fetched.small == value.small)
+                #expect(fetched.real.bitPattern == value.real.bitPattern && fetched.single.bitPattern == value.single.bitPattern)
+                #expect(fetched.flag == value.flag && fetched.maybe == value.maybe && fetched.maybeReal?.bitPattern == value.maybeReal?.bitPattern)
+                #expect(fetched.at.timeIntervalSinceReferenceDate.bitPattern == value.at.timeIntervalSinceReferenceDate.bitPattern)
             }
         }
     }

@@ -14,28 +14,35 @@ import Foundation
 /// ```
 public struct BorrowedString: CustomStringConvertible {
     @usableFromInline let bytes: UnsafeRawBufferPointer
-    /// A value a layout's projection gave (a default, a constant) rather than the stored bytes.
-    @usableFromInline let owned: String?
-    @usableFromInline let lease: ReadLease
+    /// A value a layout's projection gave (a default, a constant) rather than the stored bytes. In a class of its
+    /// own: a borrowed string made for every record a scan reads is then released with one plain release (an
+    /// optional `String` member was destroyed through its generic value witness).
+    @usableFromInline let owned: OwnedText?
+    /// The lease (``ReadLease``) the string was read under, held as its two parts: a member of a struct of its own
+    /// was destroyed through that struct's value witness for every string a scan reads.
+    @usableFromInline let txn: Transaction
+    @usableFromInline let changes: Int
 
     @inlinable
     init(bytes: UnsafeRawBufferPointer, lease: ReadLease) {
         self.bytes = bytes
         self.owned = nil
-        self.lease = lease
+        self.txn = lease.txn
+        self.changes = lease.changes
     }
 
     init(owned: String, lease: ReadLease) {
         self.bytes = UnsafeRawBufferPointer(start: nil, count: 0)
-        self.owned = owned
-        self.lease = lease
+        self.owned = OwnedText(owned)
+        self.txn = lease.txn
+        self.changes = lease.changes
     }
 
     /// Calls `body` with the string's UTF-8 bytes.
     @inlinable
     public func withUTF8<R>(_ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        try lease.check()
-        if var owned { return try owned.withUTF8 { try body(UnsafeRawBufferPointer($0)) } }
+        try ReadLease(txn: txn, changes: changes).check()
+        if let owned { return try owned.withUTF8(body) }
         return try body(bytes)
     }
 
@@ -102,6 +109,20 @@ public struct BorrowedString: CustomStringConvertible {
         guard a.count == b.count else { return false }
         guard let pa = a.baseAddress, let pb = b.baseAddress, a.count > 0 else { return true }
         return memcmp(pa, pb, a.count) == 0
+    }
+}
+
+/// The text of a borrowed string that is not stored as it reads (a projected default or constant).
+@usableFromInline
+final class OwnedText {
+    @usableFromInline var text: String
+
+    init(_ text: String) { self.text = text }
+
+    @usableFromInline
+    func withUTF8<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        var copy = text
+        return try copy.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
     }
 }
 

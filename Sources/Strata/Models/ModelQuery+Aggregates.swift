@@ -243,7 +243,8 @@ extension ModelQuery {
         if filters.isEmpty, offsetCount == 0, limitCount == nil {
             let condition = RecordCondition(predicates, binding: binding)
             if condition != nil || predicates.isEmpty, try indexCondition() == nil {
-                return try access.showEach(matching: condition, body)
+                // (No predicate compiles to a condition every record satisfies: not evaluated per record.)
+                return try access.showEach(matching: predicates.isEmpty ? nil : condition, body)
             }
         }
         try forEachMatchingRecord(showing: access) { _, _ in try body(access.slots) }
@@ -332,13 +333,7 @@ extension ModelQuery {
             }
             return
         }
-        let cursor = try txn.cursor(binding.dbi)
-        var entry = try cursor.first()
-        while let e = entry {
-            let id = try txn.objectID(ofKey: e.key)
-            if try !visit(e.value, id) { return }
-            entry = try cursor.next()
-        }
+        try binding.forEachStoredRecord(in: txn) { id, bytes in try visit(bytes, id) }
     }
 }
 

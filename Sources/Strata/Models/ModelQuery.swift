@@ -69,7 +69,22 @@ public struct ModelQuery<T: EntityModel> {
     // MARK: Running
 
     /// Calls `body` with each value, in order, streaming from a cursor when the query is not sorted.
+    ///
+    /// Inlined into the caller, so that `T` is concrete there: each value is built by `T`'s own reading
+    /// initializer and handed over with no generic call or outlined copy per object.
+    @inlinable
     public func forEach(_ body: (T) throws -> Void) throws {
+        let streamed = try forEachMatchingReader { reader in
+            let value = try T(from: &reader)
+            try body(value)
+        }
+        if !streamed { try forEachGenerally(body) }
+    }
+
+    /// ``forEach(_:)`` for the queries ``forEachMatchingReader(_:)`` does not stream: sorted ones, those with
+    /// closure filters, conditions on key paths that are not stored attributes, or an index to follow.
+    @usableFromInline
+    func forEachGenerally(_ body: (T) throws -> Void) throws {
         if !sortKeys.isEmpty {
             for value in try sortedValues() { try body(value) }
             return
@@ -83,6 +98,48 @@ public struct ModelQuery<T: EntityModel> {
             returned += 1
             return limitCount.map { returned < $0 } ?? true
         }
+    }
+
+    /// Streams the matching objects of an unsorted query whose conditions are all on stored attributes and that
+    /// follows no index: calls `body` with a reader over each matching record (for `T`'s reading initializer), in
+    /// identifier order, honouring offset and limit. Returns false, having read nothing, for any other query.
+    ///
+    /// Records come from the one scan loop (``EntityBinding/forEachLocatedRecord(in:offsets:_:)``: checksum checked,
+    /// every field located once into the context's offset table); conditions are evaluated on the located fields
+    /// (as ``count()`` and the aggregates evaluate them), so no value is built for a record that does not match or
+    /// that the offset skips.
+    @usableFromInline
+    func forEachMatchingReader(_ body: (inout ModelReader) throws -> Void) throws -> Bool {
+        guard sortKeys.isEmpty, filters.isEmpty else { return false }
+        let compiled = RecordCondition(predicates, binding: binding)
+        guard compiled != nil || predicates.isEmpty, try indexCondition() == nil else { return false }
+        if let limitCount, limitCount == 0 { return true }
+        // Everything the loop uses, in locals and unwrapped once.
+        let binding = self.binding, context = self.context
+        // (No predicate compiles to a condition every record satisfies: not evaluated per record.)
+        let filters = compiled != nil && !predicates.isEmpty
+        let condition = compiled ?? .always
+        let limit = limitCount ?? Int.max, offset = offsetCount
+        var skipped = 0
+        var returned = 0
+        let offsets = context.lendOffsets(RecordFields.fieldCapacity(of: binding))
+        defer { context.returnOffsets(offsets) }
+        try binding.forEachLocatedRecord(in: context.txn, offsets: offsets) { id, fields, slots in
+            if filters {
+                let matched: Bool
+                do throws(DecodeFailure) { matched = try condition.matches(slots, &fields, binding) } catch {
+                    throw StoreError.corruptedRecord(entity: binding.name, id: ObjectID(rawValue: id), reason: error.reason)
+                }
+                guard matched else { return true }
+            }
+            if skipped < offset { skipped += 1; return true }
+            // Every field was located and the record's end checked: the reader needs no `finish()`.
+            var reader = ModelReader(fields: fields, slots: slots, id: ObjectID(rawValue: id), binding: binding, context: context)
+            try body(&reader)
+            returned += 1
+            return returned < limit
+        }
+        return true
     }
 
     /// The matching values.
@@ -147,17 +204,16 @@ public struct ModelQuery<T: EntityModel> {
             }
             return
         }
-        let cursor = try txn.cursor(binding.dbi)
-        var entry = try cursor.first()
+        // The one scan loop: each record opened and located into the context's offset table, then built.
         let unfiltered = predicates.isEmpty && filters.isEmpty
-        while let e = entry {
-            let id = try decodeKey(e.key)
-            let value = try context.decodeModel(T.self, e.value, id: id, binding: binding)
-            let keep = try unfiltered || matches(value)
-            if keep {
-                if try !visit(value) { return }
-            }
-            entry = try cursor.next()
+        let entity = binding
+        let offsets = context.lendOffsets(RecordFields.fieldCapacity(of: entity))
+        defer { context.returnOffsets(offsets) }
+        try entity.forEachLocatedRecord(in: txn, offsets: offsets) { id, fields, slots in
+            var reader = ModelReader(fields: fields, slots: slots, id: ObjectID(rawValue: id), binding: entity, context: context)
+            let value = try T(from: &reader)
+            guard try unfiltered || matches(value) else { return true }
+            return try visit(value)
         }
     }
 

@@ -90,52 +90,32 @@ public final class ModelRecordAccess {
         return try matches(condition)
     }
 
-    /// Shows each of the entity's records in identifier order, straight from one cursor, and calls `body` for
-    /// those that satisfy `condition` (all without one) while the record is shown: the loop of aggregates and
-    /// counts with no sort, offset, limit or index to follow. Each record is opened as ``show(_:id:)`` opens it
-    /// (checksum checked, every field located) and the condition evaluated on the located fields; no closure,
-    /// existential or reference count per record besides `body`, which is given the record's located fields.
+    /// Shows each of the entity's records in identifier order, through the one scan loop
+    /// (``EntityBinding/forEachLocatedRecord(in:offsets:_:)``: checksum checked, every field located), and calls
+    /// `body` for those that satisfy `condition` (all without one) while the record is shown: the loop of borrowed
+    /// records, aggregates and counts with no sort, offset, limit or index to follow. The condition is evaluated on
+    /// the located fields; no closure, existential or reference count per record besides `body`, which is given the
+    /// record's located fields.
     func showEach(matching condition: RecordCondition?, _ body: (RecordSlots) throws -> Void) throws {
         // Everything the loop uses, in locals and unwrapped once: no reference or optional is copied per record.
-        let txn = self.txn, binding = self.binding, offsets = self.offsets
+        let txn = self.txn, binding = self.binding
         let filters = condition != nil
         let condition = condition ?? .always
-        // The current layout's projection held once for the scan (read through the binding per record, it would be
-        // retained and released per record).
-        let current = binding.current, currentID = current.layout.id, tag = binding.tag
-        let cursor = try txn.cursor(binding.dbi)
-        var entry = try cursor.first()
-        while let e = entry {
-            let id = try txn.objectID(ofKey: e.key)
-            isShowing = false
-            var shown: RecordFields
-            let located: RecordSlots
-            do throws(DecodeFailure) {
-                let (layoutID, reader) = try RecordCodec.open(e.value, entityTag: tag, id: id)
-                if layoutID == currentID {
-                    shown = try RecordFields(e.value, layoutID: layoutID, projection: current, body: reader, offsets: offsets)
-                } else {
-                    // An older layout's record: read through its projection.
-                    guard let projection = binding.layout(layoutID) else { throw DecodeFailure("unknown layout \(layoutID)") }
-                    shown = try RecordFields(e.value, layoutID: layoutID, projection: projection, body: reader, offsets: offsets)
-                }
-                located = try shown.slots(offsets: offsets)
-            } catch {
-                throw StoreError.corruptedRecord(entity: binding.name, id: ObjectID(rawValue: id), reason: error.reason)
-            }
+        try binding.forEachLocatedRecord(in: txn, offsets: offsets) { id, shown, located in
             objectID = ObjectID(rawValue: id)
             changes = txn.changes
             slots = located
             isShowing = true
             var matched = true
             if filters {
-                do { matched = try condition.matches(located, &shown, binding) } catch {
+                do throws(DecodeFailure) { matched = try condition.matches(located, &shown, binding) } catch {
                     throw StoreError.corruptedRecord(entity: binding.name, id: objectID, reason: error.reason)
                 }
             }
             fields = shown
             if matched { try body(located) }
-            entry = try cursor.next()
+            isShowing = false
+            return true
         }
     }
 
@@ -152,7 +132,8 @@ public final class ModelRecordAccess {
     var isValid: Bool { isShowing && txn.changes == changes }
 
     /// The lease borrowed strings hold: valid until the transaction ends or changes something.
-    @usableFromInline
+    /// (Inlinable: the generated views read strings through inlined code that makes the lease.)
+    @inlinable
     var lease: ReadLease { ReadLease(txn: txn, changes: changes) }
 
     /// Runs `body` with a reader over the shown record, after checking the view is still valid.

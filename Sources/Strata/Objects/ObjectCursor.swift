@@ -35,8 +35,7 @@ public final class ObjectCursor {
     init(query: ObjectQuery) throws {
         self.context = query.context
         self.query = query
-        if let c = query.condition, c.canUseIndex(for: query.binding.attributeTypes[c.attribute], hashedKeys: query.context.txn.hasHashedIndexKeys),
-           let index = try query.context.queryableIndex(query.binding, on: c.attribute) {
+        if let c = query.condition, let index = try query.conditionIndex() {
             source = .index(try query.context.txn.cursor(index.dbi), c, c.upper.map { query.context.txn.indexKey($0) })
         } else {
             source = .entity(try query.context.txn.cursor(query.binding.dbi))

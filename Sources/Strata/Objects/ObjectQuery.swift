@@ -151,8 +151,48 @@ public struct ObjectQuery {
             for object in try sortedObjects() { try body(object) }
             return
         }
-        let cursor = try makeCursor()
-        while let object = try cursor.next() { try body(object) }
+        if condition != nil, try conditionIndex() != nil {
+            let cursor = try makeCursor()
+            while let object = try cursor.next() { try body(object) }
+            return
+        }
+        try forEachScanned(body)
+    }
+
+    /// The index that answers the query's attribute condition, when there is one that can.
+    func conditionIndex() throws -> IndexBinding? {
+        guard let c = condition, c.canUseIndex(for: binding.attributeTypes[c.attribute], hashedKeys: context.txn.hasHashedIndexKeys) else {
+            return nil
+        }
+        return try context.queryableIndex(binding, on: c.attribute)
+    }
+
+    /// Streams the matching objects of an unsorted query that follows no index, from the one scan loop
+    /// (``EntityBinding/forEachStoredRecord(in:_:)``), honouring the condition, filters, offset and limit. Each
+    /// record is decoded into the previous object's value storage (in place when `body` kept no copy of it).
+    private func forEachScanned(_ body: (DynamicObject) throws -> Void) throws {
+        if let limitCount, limitCount == 0 { return }
+        let binding = self.binding
+        let limit = limitCount ?? Int.max, offset = offsetCount
+        // Decided once, not per record.
+        let hasCondition = condition != nil
+        let condition = self.condition ?? AttributeCondition(attribute: 0, lower: nil, lowerInclusive: true, upper: nil, upperInclusive: true)
+        let hasPredicates = !predicates.isEmpty
+        var skipped = 0
+        var returned = 0
+        var values: [Value] = []
+        try binding.forEachStoredRecord(in: context.txn) { id, bytes in
+            try binding.decodeValues(bytes, id: id, into: &values)
+            if hasCondition, !condition.matches(values[condition.attribute]) { return true }
+            let object = DynamicObject(id: ObjectID(rawValue: id), binding: binding, values: values)
+            if hasPredicates {
+                for p in predicates where try !p(object) { return true }
+            }
+            if skipped < offset { skipped += 1; return true }
+            try body(object)
+            returned += 1
+            return returned < limit
+        }
     }
 
     /// The matching objects, as an array.

@@ -26,7 +26,7 @@ public final class ObjectView {
     /// The record's fields by attribute (``RecordSlots``), located when it was shown.
     @exclusivity(unchecked) private var slots = RecordSlots.none
     /// Each field's start in the record (-1 for a null field), in one buffer reused for every record.
-    private let offsets: UnsafeMutablePointer<Int>
+    let offsets: UnsafeMutablePointer<Int>
     @exclusivity(unchecked) private var valid = false
     @exclusivity(unchecked) private var hint = 0
     /// The object's identifier.
@@ -46,7 +46,15 @@ public final class ObjectView {
     /// throws here, before the closure sees it).
     func show(_ bytes: UnsafeRawBufferPointer, id: UInt64) throws {
         valid = false
-        (record, slots) = try binding.locatedRecord(bytes, id: id, offsets: offsets)
+        let (fields, slots) = try binding.locatedRecord(bytes, id: id, offsets: offsets)
+        present(fields, slots, id: id)
+    }
+
+    /// Points the view at a record already opened and located into ``offsets`` (by the scan loop).
+    @inline(__always)
+    func present(_ fields: RecordFields, _ slots: RecordSlots, id: UInt64) {
+        record = fields
+        self.slots = slots
         self.id = ObjectID(rawValue: id)
         valid = true
     }
@@ -120,9 +128,14 @@ public final class ObjectView {
             case let v: throw StoreError.typeMismatch(expected: "a string, URL, data, decimal or Codable attribute", actual: v.caseName)
             }
         }
-        guard [7, 9, 11, 12, 13].contains(f.code) else {
+        switch f.code {
+        case 7, 9, 11, 12, 13: break
+        default:
             throw StoreError.typeMismatch(expected: "a string, URL, data, decimal or Codable attribute", actual: binding.attributeTypes[a].name)
         }
+        // A length of one or two bytes read where it lies (the walk that located the field checked its bounds);
+        // longer ones through the reader.
+        if let payload = slots.lengthPrefixed(at: f.start) { return try body(payload) }
         var r = BinaryReader(bytes)
         r.offset = f.start
         let payload: UnsafeRawBufferPointer
@@ -163,7 +176,7 @@ public final class ObjectView {
         let a = try position(attribute)
         guard let f = field(a) else { return try converted(value(attribute), expected: "a UUID attribute") { $0.uuidValue } }
         guard f.code == 10 else { throw StoreError.typeMismatch(expected: "a UUID attribute", actual: binding.attributeTypes[a].name) }
-        return UUID(bytes: UnsafeRawBufferPointer(rebasing: bytes[f.start..<(f.start + 16)]))
+        return UUID.inPlace(bytes, at: f.start)
     }
 
     /// A date attribute, or nil when null.
@@ -193,15 +206,12 @@ extension ReadContext {
     /// the fastest way to read a large entity. See ``ObjectView``.
     public func forEachView(of entity: String, _ body: (ObjectView) throws -> Void) throws {
         let binding = try binding(entity)
-        let cursor = try txn.cursor(binding.dbi)
         let view = ObjectView(binding: binding)
         defer { view.invalidate() }
-        var entry = try cursor.first()
-        while let e = entry {
-            let id = try txn.objectID(ofKey: e.key)
-            try view.show(e.value, id: id)
+        try binding.forEachLocatedRecord(in: txn, offsets: view.offsets) { id, fields, slots in
+            view.present(fields, slots, id: id)
             try body(view)
-            entry = try cursor.next()
+            return true
         }
     }
 }
