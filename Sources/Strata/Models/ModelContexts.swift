@@ -108,7 +108,10 @@ extension WriteContext {
         try value.write(to: &record)
         try record.finish()
         let id = try given ?? allocateID()
-        for (slot, value) in record.indexValues {
+        // The writer's lists are read by position: a `for … in` over them would copy each list (a retain and a
+        // release of its storage per object written).
+        for i in 0..<record.indexValues.count {
+            let (slot, value) = record.indexValues[i]
             if let index = binding.index(on: slot) { try addIndexEntry(binding, index, value, id: id) }
         }
         if record.isDirect {
@@ -119,7 +122,9 @@ extension WriteContext {
             try binding.encode(row, id: id, into: &record.bytes)
         }
         try storeNewRecord(binding, id: id, record: record.bytes.buffer)
-        for (position, targets) in record.links where !targets.isEmpty {
+        for i in 0..<record.links.count {
+            let (position, targets) = record.links[i]
+            if targets.isEmpty { continue }
             let r = binding.relationships[position]
             for target in targets { try link(binding, r, id, target) }
         }
@@ -147,7 +152,8 @@ extension WriteContext {
                                         record: inout ModelWriter) throws {
         try value.write(to: &record)
         try record.finish()
-        for (slot, new) in record.indexValues {
+        for i in 0..<record.indexValues.count {
+            let (slot, new) = record.indexValues[i]
             guard let index = binding.index(on: slot), old[slot] != new else { continue }
             try removeIndexEntry(index, old[slot], id: id)
             try addIndexEntry(binding, index, new, id: id)
@@ -171,7 +177,8 @@ extension WriteContext {
         try ObjectKey.with(id) { key in
             _ = try txn.put(binding.dbi, key: key, value: record.bytes.buffer)
         }
-        for (position, targets) in record.links {
+        for i in 0..<record.links.count {
+            let (position, targets) = record.links[i]
             try setLinks(binding, binding.relationships[position], id, targets)
         }
     }
