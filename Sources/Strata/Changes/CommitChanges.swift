@@ -213,7 +213,12 @@ extension EntityBinding {
 
     /// The mask of a relationship of this entity (relationships come after the attributes).
     func mask(of relationship: RelationshipBinding) -> PropertyMask {
-        PropertyMask(property: attributeNames.count + relationship.position)
+        mask(ofRelationshipAt: relationship.position)
+    }
+
+    /// The mask of the relationship at `position` among the entity's relationships.
+    func mask(ofRelationshipAt position: Int) -> PropertyMask {
+        PropertyMask(property: attributeNames.count + position)
     }
 
     /// The mask of the named attributes and relationships.

@@ -340,24 +340,30 @@ public final class WriteContext: ReadContext {
 
     func link(_ binding: EntityBinding, _ r: RelationshipBinding, _ source: UInt64, _ target: UInt64) throws {
         let destination = model.entities[r.destination]
-        let inverse = destination.relationships[r.inversePosition]
+        // The inverse is read field by field from the destination's table, and copied whole only on the paths that
+        // replace a link: a copy counts a reference to its name (a retain and a release per link).
+        let inversePosition = r.inversePosition
         guard try knownToExist(source, binding) else { throw StoreError.objectNotFound(entity: binding.name, id: ObjectID(rawValue: source)) }
         guard try knownToExist(target, destination) else { throw StoreError.objectNotFound(entity: destination.name, id: ObjectID(rawValue: target)) }
         if !r.isToMany, !hasNoLinks(source, binding), let existing = try firstLinkedID(source, r) {
             if existing == target { return }
-            try unlinkPair(r, inverse, source, existing)
+            try unlinkPair(r, destination.relationships[inversePosition], source, existing)
         }
-        if !inverse.isToMany, !hasNoLinks(target, destination), let existing = try firstLinkedID(target, inverse), existing != source {
-            try unlinkPair(inverse, r, target, existing)
-            countChecks.insert(CountCheck(entity: binding.position, relationship: r.position, id: existing))
+        if !destination.relationships[inversePosition].isToMany, !hasNoLinks(target, destination) {
+            let inverse = destination.relationships[inversePosition]
+            if let existing = try firstLinkedID(target, inverse), existing != source {
+                try unlinkPair(inverse, r, target, existing)
+                countChecks.insert(CountCheck(entity: binding.position, relationship: r.position, id: existing))
+            }
         }
         let added = try putLinkEntry(r.dbi, source, target)
         guard added else { return }
-        _ = try putLinkEntry(inverse.dbi, target, source)
+        _ = try putLinkEntry(destination.relationships[inversePosition].dbi, target, source)
         if lastInserted[binding.position].id == source { lastInserted[binding.position].hasNoLinks = false }
         if lastInserted[destination.position].id == target { lastInserted[destination.position].hasNoLinks = false }
         changes.updated(source, entity: binding.position, properties: binding.mask(of: r))
-        changes.updated(target, entity: destination.position, properties: destination.mask(of: inverse))
+        changes.updated(target, entity: destination.position, properties: destination.mask(ofRelationshipAt: inversePosition))
+        let inverseMaxCount = destination.relationships[inversePosition].isToMany ? destination.relationships[inversePosition].maxCount : nil
         if r.isToMany, let max = r.maxCount {
             let n = try linkCount(source, r)
             if n > max {
@@ -365,7 +371,8 @@ public final class WriteContext: ReadContext {
                                                             relationship: r.name, count: n, minCount: r.minCount, maxCount: max)
             }
         }
-        if inverse.isToMany, let max = inverse.maxCount {
+        if let max = inverseMaxCount {
+            let inverse = destination.relationships[inversePosition]
             let n = try linkCount(target, inverse)
             if n > max {
                 throw StoreError.relationshipCountViolation(entity: destination.name, id: ObjectID(rawValue: target),
