@@ -8,7 +8,7 @@ public final class InstanceMigrationContext: MigrationContext {
     // Used by one pass, on the writer's thread: no dynamic exclusivity checks.
     @exclusivity(unchecked) var current: CurrentSource?
 
-    init(runner: StepRunner, txn: Transaction, writer: WriteContext, mapping: EntityMapping) throws {
+    init(runner: StepRunner, txn: Transaction, writer: WriteContext, mapping: EntityMapping, associatesInRuns: Bool = false) throws {
         self.mapping = mapping
         var allowed = mapping.destinationEntities
         if let matched = runner.mapping.entities.first(where: { $0.sourceName == mapping.sourceEntity })?.destinationName,
@@ -16,7 +16,7 @@ public final class InstanceMigrationContext: MigrationContext {
             allowed.append(matched)
         }
         self.allowedEntities = allowed
-        try super.init(runner: runner, txn: txn, writer: writer)
+        try super.init(runner: runner, txn: txn, writer: writer, associatesInRuns: associatesInRuns)
     }
 
     /// Creates a destination object of `entity` (one of the mapping's destination entities) made from the

@@ -22,17 +22,26 @@ public class MigrationContext {
     /// Destination relationships named by key paths (the key path is kept, so its address is not reused).
     @exclusivity(unchecked) private var keyPathRelationships: [(id: ObjectIdentifier, keyPath: AnyKeyPath, binding: EntityBinding, relationship: Int)] = []
 
-    init(runner: StepRunner, txn: Transaction, writer: WriteContext) throws {
+    /// Whether this context's associations are kept as runs (``AssociationRun``), and the runs it has not
+    /// stored yet (one per destination entity it inserts into).
+    private let associatesInRuns: Bool
+    @exclusivity(unchecked) private var openRuns: [AssociationRun] = []
+    /// Whether the association database may hold runs (checked once per context, set when this one stores one).
+    @exclusivity(unchecked) private var mayHoldStoredRuns: Bool
+
+    init(runner: StepRunner, txn: Transaction, writer: WriteContext, associatesInRuns: Bool = false) throws {
         self.runner = runner
         self.txn = txn
         self.writer = writer
         self.sourceReader = ReadContext(txn: txn, model: runner.source)
+        self.associatesInRuns = associatesInRuns
         guard let a = try txn.openDatabase(Catalog.associationDatabase, flags: LMDBFlags.dupSort | LMDBFlags.dupFixed, create: false),
               let l = try txn.openDatabase(StepRunner.lookupDatabase, flags: 0, create: false) else {
             throw StoreError.corrupted(path: runner.path, reason: .metadata("the migration's association databases are missing"))
         }
         associations = a
         lookups = l
+        mayHoldStoredRuns = try [AssociationRun.keyPrefix].withUnsafeBytes { try txn.sharedCursor(a).seek($0) } != nil
     }
 
     /// The step's source and destination models.
@@ -61,17 +70,22 @@ public class MigrationContext {
             break
         }
         let tag = entity != nil ? candidates.first?.tag : nil
+        var made: [(tag: UInt32, id: UInt64)] = []
         let cursor = try txn.sharedCursor(associations)
         try ObjectKey.with(source.rawValue) { key in
             guard var entry = try cursor.find(key) else { return }
             while true {
                 let (t, id) = try MigrationContext.decodeReference(entry.value)
-                if (tag == nil || tag == t) && id != source.rawValue { out.append(id) }
+                if (tag == nil || tag == t) && id != source.rawValue { made.append((t, id)) }
                 guard let next = try cursor.nextDuplicate() else { break }
                 entry = next
             }
         }
-        return out.map(ObjectID.init(rawValue:))
+        for binding in candidates {
+            if let id = try runDestination(for: source.rawValue, tag: binding.tag) { made.append((binding.tag, id)) }
+        }
+        made.sort { ($0.tag, $0.id) < ($1.tag, $1.id) }
+        return (out + made.map(\.id)).map(ObjectID.init(rawValue:))
     }
 
     /// Links destination object `id` of `entity` to `target` through `relationship` (destination names); the
@@ -120,6 +134,45 @@ public class MigrationContext {
     /// Records that destination object `id` (of the entity tagged `tag`) was made from source object `source`, for
     /// ``destinations(for:entity:)``.
     func associate(source: UInt64, tag: UInt32, id: UInt64) throws {
+        if associatesInRuns {
+            for i in openRuns.indices where openRuns[i].tag == tag {
+                let run = openRuns[i]
+                if run.isContinued(by: source, id) {
+                    openRuns[i].count += 1
+                    return
+                }
+                // A second object of the entity from one source (or a source out of order) is a single entry.
+                if source < run.source &+ UInt64(run.count) { return try associateSingly(source: source, tag: tag, id: id) }
+                try run.store(in: txn, associations)
+                mayHoldStoredRuns = true
+                openRuns[i] = AssociationRun(tag: tag, source: source, destination: id, count: 1)
+                return
+            }
+            openRuns.append(AssociationRun(tag: tag, source: source, destination: id, count: 1))
+            return
+        }
+        try associateSingly(source: source, tag: tag, id: id)
+    }
+
+    /// The object of the entity tagged `tag` that a run (open in this context, or stored) says `source` made.
+    private func runDestination(for source: UInt64, tag: UInt32) throws -> UInt64? {
+        for run in openRuns where run.tag == tag {
+            if let id = run.destination(for: source) { return id }
+        }
+        guard mayHoldStoredRuns else { return nil }
+        return try AssociationRun.stored(covering: source, tag: tag, in: txn, associations)?.destination(for: source)
+    }
+
+    /// Stores the runs this context kept open: before its transaction commits, so they commit with the
+    /// objects they describe.
+    func storeOpenRuns() throws {
+        for run in openRuns { try run.store(in: txn, associations) }
+        if !openRuns.isEmpty { mayHoldStoredRuns = true }
+        openRuns.removeAll(keepingCapacity: true)
+    }
+
+    /// Records one association as its own entry.
+    private func associateSingly(source: UInt64, tag: UInt32, id: UInt64) throws {
         var reference = MigrationContext.Reference(tag: tag, id: id)
         try ObjectKey.with(source) { k in
             try withUnsafeBytes(of: &reference.bytes) { vb in

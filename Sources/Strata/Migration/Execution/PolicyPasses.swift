@@ -7,14 +7,14 @@ extension StepRunner {
            let declaration = stage.passes[pass][index].declaration {
             // A declared mapping: a streaming copy of records, in the same batches as every policy.
             let copy = try StreamingCopy(declaration, sourceEntity: stage.passes[pass][index].sourceEntity, runner: self)
-            return try runPass(pass: pass, mapping: index, phase: .instances) { runner, txn, writer, _ in
-                try MigrationContext(runner: runner, txn: txn, writer: writer)
+            return try runPass(pass: pass, mapping: index, phase: .instances) { runner, txn, writer, m in
+                try MigrationContext(runner: runner, txn: txn, writer: writer, associatesInRuns: runner.associatesInRuns(m))
             } visit: { _, source, context in
                 try copy.copy(source, context)
             }
         }
         try runPass(pass: pass, mapping: index, phase: .instances) { runner, txn, writer, m in
-            try InstanceMigrationContext(runner: runner, txn: txn, writer: writer, mapping: m)
+            try InstanceMigrationContext(runner: runner, txn: txn, writer: writer, mapping: m, associatesInRuns: runner.associatesInRuns(m))
         } visit: { policy, source, context in
             context.current = .record(source)
             switch policy {
@@ -84,8 +84,16 @@ extension StepRunner {
             // What the policy wrote, and the source's association entries and lookup tables.
             return context.writer.bytesWritten - before + WriteContext.entryOverhead
         } beforeCommit: { _ in
+            try context?.storeOpenRuns()
             try context?.writer.finish()
         }
+    }
+
+    /// Whether a mapping's associations can be kept as runs (``AssociationRun``): no other mapping of the stage
+    /// reads its source entity, so no two runs of one destination entity cover the same source object.
+    func associatesInRuns(_ m: EntityMapping) -> Bool {
+        guard let stage else { return false }
+        return stage.passes.joined().count { $0.sourceEntity == m.sourceEntity } == 1
     }
 }
 
