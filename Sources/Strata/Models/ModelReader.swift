@@ -28,7 +28,7 @@ public struct ModelReader: ~Copyable {
 
     /// A reader over a stored record: checks its checksum and format; attributes are then read through its
     /// layout's projection (see ``RecordFields``).
-    init(record bytes: UnsafeRawBufferPointer, id: UInt64, binding: EntityBinding, context: ReadContext?) throws {
+    init(record bytes: UnsafeRawBufferPointer, id: UInt64, binding: __shared EntityBinding, context: __shared ReadContext?) throws {
         do {
             record = try RecordFields(bytes, id: id, entity: binding)
         } catch {
@@ -43,14 +43,14 @@ public struct ModelReader: ~Copyable {
 
     /// A reader over a stored record whose every field it locates at once into `offsets` (room for
     /// ``RecordFields/fieldCapacity(of:)``): checksum, format and the record's end are checked here.
-    init(record bytes: UnsafeRawBufferPointer, id: UInt64, binding: EntityBinding, context: ReadContext?,
+    init(record bytes: UnsafeRawBufferPointer, id: UInt64, binding: __shared EntityBinding, context: __shared ReadContext?,
          offsets: UnsafeMutablePointer<Int>) throws {
         let located = try binding.locatedRecord(bytes, id: id, offsets: offsets)
         self.init(fields: located.fields, slots: located.slots, id: ObjectID(rawValue: id), binding: binding, context: context)
     }
 
     /// A reader over a record already opened (a borrowed view's: its checksum was checked when it was shown).
-    init(fields: RecordFields, slots: RecordSlots, id: ObjectID, binding: EntityBinding, context: ReadContext?) {
+    init(fields: RecordFields, slots: RecordSlots, id: ObjectID, binding: __shared EntityBinding, context: __shared ReadContext?) {
         self.binding = binding
         self.attributeCount = binding.attributeCount
         self.context = context
@@ -61,7 +61,7 @@ public struct ModelReader: ~Copyable {
     }
 
     /// A reader over attribute values already decoded (an object of the dynamic API).
-    init(values: [Value], id: ObjectID, binding: EntityBinding, context: ReadContext?) {
+    init(values: [Value], id: ObjectID, binding: __shared EntityBinding, context: __shared ReadContext?) {
         self.binding = binding
         self.attributeCount = binding.attributeCount
         self.context = context

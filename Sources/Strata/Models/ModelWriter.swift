@@ -40,7 +40,7 @@ public struct ModelWriter: ~Copyable {
     /// A writer for `binding`'s records into `buffers` (emptied here; their storage is kept); call ``begin()``
     /// before writing. With `collectingValues`, it only collects the attribute values (in ``values``), whatever
     /// the layout.
-    init(binding: EntityBinding, collectingValues: Bool = false, buffers: consuming ModelWriteBuffers = ModelWriteBuffers()) {
+    init(binding: __shared EntityBinding, collectingValues: Bool = false, buffers: consuming ModelWriteBuffers = ModelWriteBuffers()) {
         self.binding = binding
         self.isDirect = binding.currentFollowsModelOrder && !collectingValues
         self.plan = binding.writePlan

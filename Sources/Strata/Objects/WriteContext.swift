@@ -339,36 +339,51 @@ public final class WriteContext: ReadContext {
     }
 
     func link(_ binding: EntityBinding, _ r: RelationshipBinding, _ source: UInt64, _ target: UInt64) throws {
-        let destination = model.entities[r.destination]
-        // The inverse is read field by field from the destination's table, and copied whole only on the paths that
-        // replace a link: a copy counts a reference to its name (a retain and a release per link).
-        let inversePosition = r.inversePosition
+        try withUnsafePointer(to: r) { r in
+            try model.withEntity(at: r.pointee.destination) { destination in try link(binding, r, source, target, destination: destination) }
+        }
+    }
+
+    /// Links `source` to `target` through `binding`'s relationship at `position`.
+    func link(_ binding: EntityBinding, relationshipAt position: Int, _ source: UInt64, _ target: UInt64) throws {
+        try binding.relationships.withUnsafeBufferPointer { relationships in
+            let r = relationships.baseAddress! + position
+            try model.withEntity(at: r.pointee.destination) { destination in try link(binding, r, source, target, destination: destination) }
+        }
+    }
+
+    /// The relationship is read in place through `r`, and the destination entity is lent by the model: copying either
+    /// would count a reference (to the relationship's name, to the entity) per link. The inverse is read field by
+    /// field from the destination's table, and copied whole only on the paths that replace a link.
+    private func link(_ binding: EntityBinding, _ r: UnsafePointer<RelationshipBinding>, _ source: UInt64, _ target: UInt64,
+                      destination: EntityBinding) throws {
+        let inversePosition = r.pointee.inversePosition
         guard try knownToExist(source, binding) else { throw StoreError.objectNotFound(entity: binding.name, id: ObjectID(rawValue: source)) }
         guard try knownToExist(target, destination) else { throw StoreError.objectNotFound(entity: destination.name, id: ObjectID(rawValue: target)) }
-        if !r.isToMany, !hasNoLinks(source, binding), let existing = try firstLinkedID(source, r) {
+        if !r.pointee.isToMany, !hasNoLinks(source, binding), let existing = try firstLinkedID(source, r.pointee) {
             if existing == target { return }
-            try unlinkPair(r, destination.relationships[inversePosition], source, existing)
+            try unlinkPair(r.pointee, destination.relationships[inversePosition], source, existing)
         }
         if !destination.relationships[inversePosition].isToMany, !hasNoLinks(target, destination) {
             let inverse = destination.relationships[inversePosition]
             if let existing = try firstLinkedID(target, inverse), existing != source {
-                try unlinkPair(inverse, r, target, existing)
-                countChecks.insert(CountCheck(entity: binding.position, relationship: r.position, id: existing))
+                try unlinkPair(inverse, r.pointee, target, existing)
+                countChecks.insert(CountCheck(entity: binding.position, relationship: r.pointee.position, id: existing))
             }
         }
-        let added = try putLinkEntry(r.dbi, source, target)
+        let added = try putLinkEntry(r.pointee.dbi, source, target)
         guard added else { return }
         _ = try putLinkEntry(destination.relationships[inversePosition].dbi, target, source)
         if lastInserted[binding.position].id == source { lastInserted[binding.position].hasNoLinks = false }
         if lastInserted[destination.position].id == target { lastInserted[destination.position].hasNoLinks = false }
-        changes.updated(source, entity: binding.position, properties: binding.mask(of: r))
+        changes.updated(source, entity: binding.position, properties: binding.mask(ofRelationshipAt: r.pointee.position))
         changes.updated(target, entity: destination.position, properties: destination.mask(ofRelationshipAt: inversePosition))
         let inverseMaxCount = destination.relationships[inversePosition].isToMany ? destination.relationships[inversePosition].maxCount : nil
-        if r.isToMany, let max = r.maxCount {
-            let n = try linkCount(source, r)
+        if r.pointee.isToMany, let max = r.pointee.maxCount {
+            let n = try linkCount(source, r.pointee)
             if n > max {
                 throw StoreError.relationshipCountViolation(entity: binding.name, id: ObjectID(rawValue: source),
-                                                            relationship: r.name, count: n, minCount: r.minCount, maxCount: max)
+                                                            relationship: r.pointee.name, count: n, minCount: r.pointee.minCount, maxCount: max)
             }
         }
         if let max = inverseMaxCount {

@@ -52,9 +52,10 @@ public final class InstanceMigrationContext: MigrationContext {
 
     /// Inserts a value of a destination model type made from the current source object.
     func insertModel<T: EntityModel>(_ value: T, keepingSourceID: Bool) throws -> ObjectID {
-        let binding = try checkedBinding(T.self) { try allowedBinding(T.entityName) }
-        return try insertAssociated(binding, keepingSourceID: keepingSourceID) { id in
-            try writer.insertModel(value, binding: binding, id: id)
+        try withCheckedBinding(T.self, { try allowedBinding(T.entityName) }) { binding in
+            try insertAssociated(binding, keepingSourceID: keepingSourceID) { id in
+                try writer.insertModel(value, binding: binding, id: id)
+            }
         }
     }
 

@@ -11,16 +11,21 @@ public class MigrationContext {
     let runner: StepRunner
     let txn: Transaction
     let sourceReader: ReadContext
+    /// `sourceReader`, lent to per-object paths without counting a reference (this context keeps it).
+    private let sourceReaderReference: Unmanaged<ReadContext>
     let writer: WriteContext
     let associations: DatabaseHandle
     let lookups: DatabaseHandle
     /// The bindings of model types this context has checked against the model they are used with (a typed
     /// mapping uses a few: searched in order, without hashing).
     @exclusivity(unchecked) private var checkedModels: [(type: ObjectIdentifier, binding: EntityBinding)] = []
-    /// The destination bindings of model types this context inserted, resolved and checked once.
-    @exclusivity(unchecked) private var destinationModels: [(type: ObjectIdentifier, binding: EntityBinding)] = []
+    /// The destination bindings of model types this context inserted, resolved and checked once (kept here, so
+    /// that each insert borrows its binding through `reference` without counting a reference).
+    @exclusivity(unchecked) private var destinationModels: [(type: ObjectIdentifier, binding: EntityBinding, reference: Unmanaged<EntityBinding>)] = []
     /// Destination relationships named by key paths (the key path is kept, so its address is not reused).
-    @exclusivity(unchecked) private var keyPathRelationships: [(id: ObjectIdentifier, keyPath: AnyKeyPath, binding: EntityBinding, relationship: Int)] = []
+    /// (Each link borrows its binding through `reference`, kept alive by `binding`: no reference counted per link.)
+    @exclusivity(unchecked) private var keyPathRelationships: [(id: ObjectIdentifier, keyPath: AnyKeyPath, binding: EntityBinding,
+                                                                reference: Unmanaged<EntityBinding>, relationship: Int)] = []
 
     /// Whether this context's associations are kept as runs (``AssociationRun``), and the runs it has not
     /// stored yet (one per destination entity it inserts into).
@@ -33,7 +38,9 @@ public class MigrationContext {
         self.runner = runner
         self.txn = txn
         self.writer = writer
-        self.sourceReader = ReadContext(txn: txn, model: runner.source)
+        let sourceReader = ReadContext(txn: txn, model: runner.source)
+        self.sourceReader = sourceReader
+        self.sourceReaderReference = Unmanaged.passUnretained(sourceReader)
         self.associatesInRuns = associatesInRuns
         guard let a = try txn.openDatabase(Catalog.associationDatabase, flags: LMDBFlags.dupSort | LMDBFlags.dupFixed, create: false),
               let l = try txn.openDatabase(StepRunner.lookupDatabase, flags: 0, create: false) else {
@@ -42,6 +49,12 @@ public class MigrationContext {
         associations = a
         lookups = l
         mayHoldStoredRuns = try [AssociationRun.keyPrefix].withUnsafeBytes { try txn.sharedCursor(a).seek($0) } != nil
+    }
+
+    /// Runs `body` with the source model's read context lent, counting no reference.
+    @inline(__always)
+    func withSourceReader<R>(_ body: (ReadContext) throws -> R) rethrows -> R {
+        try sourceReaderReference._withUnsafeGuaranteedRef(body)
     }
 
     /// The step's source and destination models.
@@ -103,12 +116,14 @@ public class MigrationContext {
     func link<T: EntityModel>(_ id: ObjectID, _ type: T.Type, _ keyPath: AnyKeyPath, to target: ObjectID) throws {
         let key = ObjectIdentifier(keyPath)
         for i in keyPathRelationships.indices where keyPathRelationships[i].id == key {
-            let binding = keyPathRelationships[i].binding
-            return try writer.link(binding, binding.relationships[keyPathRelationships[i].relationship], id.rawValue, target.rawValue)
+            let position = keyPathRelationships[i].relationship
+            return try keyPathRelationships[i].reference._withUnsafeGuaranteedRef { binding in
+                try writer.link(binding, relationshipAt: position, id.rawValue, target.rawValue)
+            }
         }
         let binding = try runner.destinationForWrites.entity(T.entityName)
         let r = try binding.relationship(try T.requirePropertyName(keyPath))
-        keyPathRelationships.append((key, keyPath, binding, r.position))
+        keyPathRelationships.append((key, keyPath, binding, Unmanaged.passUnretained(binding), r.position))
         try writer.link(binding, r, id.rawValue, target.rawValue)
     }
 
@@ -121,14 +136,19 @@ public class MigrationContext {
         checkedModels.append((key, binding))
     }
 
-    /// The destination binding of model type `T`, resolved by `resolve` and checked once per context.
-    func checkedBinding<T: EntityModel>(_ type: T.Type, _ resolve: () throws -> EntityBinding) throws -> EntityBinding {
+    /// The destination binding of model type `T`, resolved by `resolve` and checked once per context, lent to
+    /// `body` (this context keeps it alive).
+    @inline(__always)
+    func withCheckedBinding<T: EntityModel, R>(_ type: T.Type, _ resolve: () throws -> EntityBinding,
+                                               _ body: (EntityBinding) throws -> R) throws -> R {
         let key = ObjectIdentifier(T.self)
-        for i in destinationModels.indices where destinationModels[i].type == key { return destinationModels[i].binding }
+        for i in destinationModels.indices where destinationModels[i].type == key {
+            return try destinationModels[i].reference._withUnsafeGuaranteedRef(body)
+        }
         let binding = try resolve()
         try binding.verifyModel(T.self)
-        destinationModels.append((key, binding))
-        return binding
+        destinationModels.append((key, binding, Unmanaged.passUnretained(binding)))
+        return try body(binding)
     }
 
     /// Records that destination object `id` (of the entity tagged `tag`) was made from source object `source`, for

@@ -58,8 +58,11 @@ struct ModelPolicy<Source: EntityModel>: RecordReadingPolicy, TypedPolicy {
     var hasRelationshipClosure: Bool { relationships != nil }
 
     func createDestinationInstances(for source: SourceRecord, in context: InstanceMigrationContext) throws {
-        try context.verifyOnce(Source.self, source.binding)
-        try instances(try source.model(Source.self, context: context.sourceReader), ModelMigrationContext(base: context))
+        let value = try source.withBinding { binding in
+            try context.verifyOnce(Source.self, binding)
+            return try context.withSourceReader { try $0.decodeModel(Source.self, source.bytes, id: source.id, binding: binding) }
+        }
+        try instances(value, ModelMigrationContext(base: context))
     }
 
     func createRelationships(for source: SourceRecord, in context: RelationshipMigrationContext) throws {

@@ -8,7 +8,22 @@ import Foundation
 struct SourceRecord {
     let id: UInt64
     let bytes: UnsafeRawBufferPointer
-    unowned(unsafe) let binding: EntityBinding
+    /// The source entity's binding, not counted: the step's source model keeps it while the batch runs.
+    private let bindingReference: Unmanaged<EntityBinding>
+
+    init(id: UInt64, bytes: UnsafeRawBufferPointer, binding: __shared EntityBinding) {
+        self.id = id
+        self.bytes = bytes
+        self.bindingReference = Unmanaged.passUnretained(binding)
+    }
+
+    var binding: EntityBinding { bindingReference.takeUnretainedValue() }
+
+    /// Runs `body` with the binding lent, counting no reference (what a per-object path wants).
+    @inline(__always)
+    func withBinding<R>(_ body: (EntityBinding) throws -> R) rethrows -> R {
+        try bindingReference._withUnsafeGuaranteedRef(body)
+    }
 
     /// The source object decoded under the source model.
     func object() throws -> DynamicObject {
@@ -19,7 +34,7 @@ struct SourceRecord {
     @inline(__always)
     func model<T: EntityModel>(_ type: T.Type, context: ReadContext) throws -> T {
         // Every field located in one walk, then read in place: as a typed fetch or scan decodes.
-        try context.decodeModel(T.self, bytes, id: id, binding: binding)
+        try withBinding { try context.decodeModel(T.self, bytes, id: id, binding: $0) }
     }
 }
 

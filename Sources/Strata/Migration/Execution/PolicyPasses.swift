@@ -9,19 +9,29 @@ extension StepRunner {
             let copy = try StreamingCopy(declaration, sourceEntity: stage.passes[pass][index].sourceEntity, runner: self)
             return try runPass(pass: pass, mapping: index, phase: .instances) { runner, txn, writer, m in
                 try MigrationContext(runner: runner, txn: txn, writer: writer, associatesInRuns: runner.associatesInRuns(m))
-            } visit: { _, source, context in
+            } visit: { source, context in
                 try copy.copy(source, context)
             }
         }
-        try runPass(pass: pass, mapping: index, phase: .instances) { runner, txn, writer, m in
-            try InstanceMigrationContext(runner: runner, txn: txn, writer: writer, mapping: m, associatesInRuns: runner.associatesInRuns(m))
-        } visit: { policy, source, context in
-            context.current = .record(source)
-            switch policy {
-            case .records(let policy): try policy.createDestinationInstances(for: source, in: context)
-            case .objects(let policy): try policy.createDestinationInstances(for: try source.object(), in: context)
+        // The policy is taken out of its enum once, not per object (each time would copy it: a retain and a release).
+        let visit: (SourceRecord, InstanceMigrationContext) throws -> Void
+        switch passPolicy(pass: pass, mapping: index) {
+        case .records(let policy)?:
+            visit = { source, context in
+                context.current = .record(source)
+                try policy.createDestinationInstances(for: source, in: context)
             }
+        case .objects(let policy)?:
+            visit = { source, context in
+                context.current = .record(source)
+                try policy.createDestinationInstances(for: try source.object(), in: context)
+            }
+        case nil:
+            visit = { _, _ in }
         }
+        try runPass(pass: pass, mapping: index, phase: .instances, makeContext: { runner, txn, writer, m in
+            try InstanceMigrationContext(runner: runner, txn: txn, writer: writer, mapping: m, associatesInRuns: runner.associatesInRuns(m))
+        }, visit: visit)
     }
 
     func runRelationships(pass: Int, mapping index: Int) throws {
@@ -33,14 +43,21 @@ extension StepRunner {
             try single { _, _ in }
             return report(.relationships, entity: entity, completed: total, total: total, pass: pass)
         }
-        try runPass(pass: pass, mapping: index, phase: .relationships) { runner, txn, writer, _ in
-            try RelationshipMigrationContext(runner: runner, txn: txn, writer: writer)
-        } visit: { policy, source, context in
-            switch policy {
-            case .records(let policy): try policy.createRelationships(for: source, in: context)
-            case .objects(let policy): try policy.createRelationships(for: try source.object(), in: context)
-            }
+        let visit: (SourceRecord, RelationshipMigrationContext) throws -> Void
+        switch passPolicy(pass: pass, mapping: index) {
+        case .records(let policy)?: visit = { source, context in try policy.createRelationships(for: source, in: context) }
+        case .objects(let policy)?: visit = { source, context in try policy.createRelationships(for: try source.object(), in: context) }
+        case nil: visit = { _, _ in }
         }
+        try runPass(pass: pass, mapping: index, phase: .relationships, makeContext: { runner, txn, writer, _ in
+            try RelationshipMigrationContext(runner: runner, txn: txn, writer: writer)
+        }, visit: visit)
+    }
+
+    /// How the passes hand objects to mapping `index` of pass `pass` (nil when the stage has no such mapping).
+    private func passPolicy(pass: Int, mapping index: Int) -> PassPolicy? {
+        guard let stage, pass < stage.passes.count, index < stage.passes[pass].count else { return nil }
+        return PassPolicy(stage.passes[pass][index].policy)
     }
 
     /// Whether a mapping's relationship pass would do nothing: its policy is the closure form without a
@@ -59,30 +76,37 @@ extension StepRunner {
     private func runPass<Context: MigrationContext>(
         pass: Int, mapping index: Int, phase: MigrationProgress.Phase,
         makeContext: (StepRunner, Transaction, WriteContext, EntityMapping) throws -> Context,
-        visit: (PassPolicy, SourceRecord, Context) throws -> Void
+        visit: (SourceRecord, Context) throws -> Void
     ) throws {
         guard let stage, pass < stage.passes.count, index < stage.passes[pass].count else { return try single { _, _ in } }
         let m = stage.passes[pass][index]
-        let policy = PassPolicy(m.policy)
         currentPass = pass
         let binding = try source.entity(m.sourceEntity)
         let total = try environment.read { try $0.entryCount(binding.dbi) }
+        // One context per transaction. `context` keeps it (and through it its transaction, so the identifier of
+        // the transaction it was made for is not reused while it lives); each visit borrows it through `current`
+        // without counting a reference.
         var context: Context? = nil
+        var current: (transaction: ObjectIdentifier, context: Unmanaged<Context>)? = nil
         try batched(over: binding.dbi, phase: phase, entity: m.sourceEntity, total: total) { txn, e, id, _ in
-            if context == nil || context?.txn !== txn {
+            if current?.transaction != ObjectIdentifier(txn) {
                 let writer = WriteContext(txn: txn, model: self.destinationForWrites, recordsHistory: false, recordsChanges: false)
                 writer.checksMinimumCounts = false
-                context = try makeContext(self, txn, writer, m)
+                let made = try makeContext(self, txn, writer, m)
+                context = made
+                current = (ObjectIdentifier(txn), Unmanaged.passUnretained(made))
             }
-            guard let context else { return 0 }
-            let before = context.writer.bytesWritten
-            do {
-                try visit(policy, SourceRecord(id: id, bytes: e.value, binding: binding), context)
-            } catch {
-                throw self.stageFailure(error, entity: m.sourceEntity, object: ObjectID(rawValue: id))
+            guard let current else { return 0 }
+            return try current.context._withUnsafeGuaranteedRef { context in
+                let before = context.writer.bytesWritten
+                do {
+                    try visit(SourceRecord(id: id, bytes: e.value, binding: binding), context)
+                } catch {
+                    throw self.stageFailure(error, entity: m.sourceEntity, object: ObjectID(rawValue: id))
+                }
+                // What the policy wrote, and the source's association entries and lookup tables.
+                return context.writer.bytesWritten - before + WriteContext.entryOverhead
             }
-            // What the policy wrote, and the source's association entries and lookup tables.
-            return context.writer.bytesWritten - before + WriteContext.entryOverhead
         } beforeCommit: { _ in
             try context?.storeOpenRuns()
             try context?.writer.finish()
