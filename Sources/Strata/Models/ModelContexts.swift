@@ -7,11 +7,19 @@ extension ReadContext {
     func modelBinding<T: EntityModel>(_ type: T.Type) throws -> EntityBinding {
         // The type checked last: no lookup by name, no lock. (The context tracks the entities an observed query
         // reads from its start, so the entity was tracked when it was first looked up.)
-        if let last = lastModel, last.type == ObjectIdentifier(T.self) { return last.binding }
+        if let last = lastModel, last.type == ObjectIdentifier(T.self) { return last.binding.takeUnretainedValue() }
         let binding = try binding(T.entityName)
         try binding.verifyModel(T.self)
-        lastModel = (ObjectIdentifier(T.self), binding)
+        lastModel = (ObjectIdentifier(T.self), Unmanaged.passUnretained(binding))
         return binding
+    }
+
+    /// Runs `body` with the binding of model type `T` lent (``modelBinding(_:)``, counting no reference when `T`
+    /// is the type used last, which is what a loop of inserts or fetches does).
+    @inline(__always)
+    func withModelBinding<T: EntityModel, R>(_ type: T.Type, _ body: (EntityBinding) throws -> R) throws -> R {
+        if let last = lastModel, last.type == ObjectIdentifier(T.self) { return try last.binding._withUnsafeGuaranteedRef(body) }
+        return try body(try modelBinding(T.self))
     }
 
     /// Decodes a stored record as a value of `T`.
@@ -31,9 +39,10 @@ extension ReadContext {
     /// - Throws: ``StoreError/Code-swift.struct/corruptedRecord`` when its record is damaged;
     ///   ``StoreError/Code-swift.struct/typeMismatch`` when `T` declares its entity otherwise than the store's model.
     public func fetch<T: EntityModel>(_ type: T.Type, id: ObjectID) throws -> T? {
-        let binding = try modelBinding(T.self)
-        guard let bytes = try ObjectKey.with(id.rawValue, { try txn.get(binding.dbi, key: $0) }) else { return nil }
-        return try decodeModel(T.self, bytes, id: id.rawValue, binding: binding)
+        try withModelBinding(T.self) { binding in
+            guard let bytes = try ObjectKey.with(id.rawValue, { try txn.get(binding.dbi, key: $0) }) else { return nil }
+            return try decodeModel(T.self, bytes, id: id.rawValue, binding: binding)
+        }
     }
 
     /// The object `id` of `binding`'s entity as a value of `T` (checked against the binding).
@@ -71,8 +80,7 @@ extension WriteContext {
     ///   ``StoreError/Code-swift.struct/objectNotFound`` and ``StoreError/Code-swift.struct/relationshipCountViolation``.
     @discardableResult
     public func insert<T: EntityModel>(_ value: T) throws -> ObjectID {
-        let binding = try modelBinding(T.self)
-        return ObjectID(rawValue: try insertModel(value, binding: binding, id: nil))
+        try withModelBinding(T.self) { binding in ObjectID(rawValue: try insertModel(value, binding: binding, id: nil)) }
     }
 
     /// Inserts a model value into `binding`'s entity, under `id` (a migration keeping a source's identifier)

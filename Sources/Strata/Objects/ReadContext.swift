@@ -31,7 +31,8 @@ public class ReadContext {
     @exclusivity(unchecked) private var lastBinding: EntityBinding?
     /// The last model type (``EntityModel``) checked against its entity's binding, with that binding: typed loops
     /// name the same type again and again (see ``modelBinding(_:)``).
-    @exclusivity(unchecked) var lastModel: (type: ObjectIdentifier, binding: EntityBinding)?
+    /// (Not counted: `model`, which this context keeps, holds every binding.)
+    @exclusivity(unchecked) var lastModel: (type: ObjectIdentifier, binding: Unmanaged<EntityBinding>)?
 
     /// The entities this context's reads named, when an observation tracks them (nil otherwise).
     @exclusivity(unchecked) var region: Set<UInt32>?
