@@ -80,13 +80,6 @@ import StrataTestSupport
         }
     }
 
-    static func configuration(batchSize: Int, stop: (@Sendable () -> Bool)? = nil) -> StoreConfiguration {
-        var options = MigrationOptions()
-        options.batchSize = batchSize
-        options.shouldStop = stop
-        return StoreConfiguration(migration: options)
-    }
-
     /// Every post's sections, read back through the links the relationship pass made from `destinations(for:)`.
     static func expectSections(_ store: Store) throws {
         try store.read { ctx in
@@ -108,7 +101,7 @@ import StrataTestSupport
         try Self.makeStore(dir.store)
         let recorder = Recorder()
         let plan = try MigrationPlan(schemas: [try Self.v1(), try Self.v2()], stages: [Self.stage(recorder)])
-        let store = try Store.open(at: dir.store, schema: try Self.v2(), plan: plan, configuration: Self.configuration(batchSize: batchSize))
+        let store = try Store.open(at: dir.store, schema: try Self.v2(), plan: plan, configuration: DeclaredFixtures.configuration(batchSize: batchSize))
         defer { store.close() }
         #expect(recorder.mismatches.withLock { $0.prefix(4) } == [])
         try Self.expectSections(store)
@@ -122,9 +115,9 @@ import StrataTestSupport
         let batches = Counter()
         #expect(throws: MigrationError.self) {
             _ = try Store.open(at: dir.store, schema: try Self.v2(), plan: plan,
-                               configuration: Self.configuration(batchSize: 11) { batches.increment() > 9 })
+                               configuration: DeclaredFixtures.configuration(batchSize: 11, stop: { batches.increment() > 9 }))
         }
-        let store = try Store.open(at: dir.store, schema: try Self.v2(), plan: plan, configuration: Self.configuration(batchSize: 11))
+        let store = try Store.open(at: dir.store, schema: try Self.v2(), plan: plan, configuration: DeclaredFixtures.configuration(batchSize: 11))
         defer { store.close() }
         #expect(recorder.mismatches.withLock { $0.prefix(4) } == [])
         try Self.expectSections(store)
