@@ -10,8 +10,6 @@ final class BoundModel: Sendable {
     let generation: UInt64
     let meta: MetaTable
     let entities: [EntityBinding]
-    /// `entities`, lent to per-object paths without counting references (see ``withEntity(at:_:)``).
-    private let entityReferences: [Unmanaged<EntityBinding>]
     private let entityIndex: [String: Int]
     /// The entities' names in schema order: a small model is searched by comparison, which costs less than
     /// hashing the name (objects, contexts and migration scripts look entities up by name on every call).
@@ -42,7 +40,6 @@ final class BoundModel: Sendable {
                                               declared: olderModel?.declaredEntities[entity.name]))
         }
         entities = bindings
-        entityReferences = bindings.map { Unmanaged.passUnretained($0) }
         // Last, so the catalog is moved in, not copied (a copy costs a process's first open a type look-up for
         // each of its arrays).
         self.catalog = consume catalog
@@ -51,7 +48,12 @@ final class BoundModel: Sendable {
     /// Runs `body` with the entity at `position` lent, counting no reference (this model keeps it).
     @inline(__always)
     func withEntity<R>(at position: Int, _ body: (EntityBinding) throws -> R) rethrows -> R {
-        try entityReferences[position]._withUnsafeGuaranteedRef(body)
+        // The element is read as an unretained reference (same layout as the array's strong one): reading it as a
+        // binding would retain it, and the array keeps it alive anyway.
+        try entities.withUnsafeBufferPointer { bindings in
+            precondition(bindings.indices.contains(position), "entity \(position) of \(bindings.count)")
+            return try UnsafeRawPointer(bindings.baseAddress! + position).load(as: Unmanaged<EntityBinding>.self)._withUnsafeGuaranteedRef(body)
+        }
     }
 
     func entity(_ name: String) throws -> EntityBinding {

@@ -347,6 +347,7 @@ public final class WriteContext: ReadContext {
     /// Links `source` to `target` through `binding`'s relationship at `position`.
     func link(_ binding: EntityBinding, relationshipAt position: Int, _ source: UInt64, _ target: UInt64) throws {
         try binding.relationships.withUnsafeBufferPointer { relationships in
+            precondition(relationships.indices.contains(position), "relationship \(position) of \(binding.name)")
             let r = relationships.baseAddress! + position
             try model.withEntity(at: r.pointee.destination) { destination in try link(binding, r, source, target, destination: destination) }
         }
@@ -457,12 +458,8 @@ public final class WriteContext: ReadContext {
     func putLinkEntry(_ dbi: DatabaseHandle, _ source: UInt64, _ target: UInt64) throws -> Bool {
         bytesWritten += 8 + Self.entryOverhead
         return try ObjectKey.with(source) { k in
-            try ObjectKey.with(target) { v in
-                // Links of new objects arrive in key order: append them when they do (LMDB checks the order
-                // and answers KEYEXIST otherwise), else an ordinary put.
-                if try txn.withSharedCursor(dbi, { try $0.put(key: k, value: v, flags: LMDBFlags.append | LMDBFlags.appendDup) }) { return true }
-                return try txn.put(dbi, key: k, value: v, flags: LMDBFlags.noDupData)
-            }
+            // Links of new objects arrive in key order: they are appended.
+            try ObjectKey.with(target) { v in try txn.addDuplicate(dbi, key: k, value: v) }
         }
     }
 

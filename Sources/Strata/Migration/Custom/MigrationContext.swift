@@ -19,13 +19,13 @@ public class MigrationContext {
     /// The bindings of model types this context has checked against the model they are used with (a typed
     /// mapping uses a few: searched in order, without hashing).
     @exclusivity(unchecked) private var checkedModels: [(type: ObjectIdentifier, binding: EntityBinding)] = []
-    /// The destination bindings of model types this context inserted, resolved and checked once (kept here, so
-    /// that each insert borrows its binding through `reference` without counting a reference).
-    @exclusivity(unchecked) private var destinationModels: [(type: ObjectIdentifier, binding: EntityBinding, reference: Unmanaged<EntityBinding>)] = []
+    /// The destination bindings of model types this context inserted, resolved and checked once.
+    /// Destination bindings are held here without counting references: the runner's destination model keeps every
+    /// one of them for the whole step, and each insert or link borrows its binding.
+    @exclusivity(unchecked) private var destinationModels: [(type: ObjectIdentifier, binding: Unmanaged<EntityBinding>)] = []
     /// Destination relationships named by key paths (the key path is kept, so its address is not reused).
-    /// (Each link borrows its binding through `reference`, kept alive by `binding`: no reference counted per link.)
-    @exclusivity(unchecked) private var keyPathRelationships: [(id: ObjectIdentifier, keyPath: AnyKeyPath, binding: EntityBinding,
-                                                                reference: Unmanaged<EntityBinding>, relationship: Int)] = []
+    @exclusivity(unchecked) private var keyPathRelationships: [(id: ObjectIdentifier, keyPath: AnyKeyPath, binding: Unmanaged<EntityBinding>,
+                                                                relationship: Int)] = []
 
     /// Whether this context's associations are kept as runs (``AssociationRun``), and the runs it has not
     /// stored yet (one per destination entity it inserts into).
@@ -117,13 +117,13 @@ public class MigrationContext {
         let key = ObjectIdentifier(keyPath)
         for i in keyPathRelationships.indices where keyPathRelationships[i].id == key {
             let position = keyPathRelationships[i].relationship
-            return try keyPathRelationships[i].reference._withUnsafeGuaranteedRef { binding in
+            return try keyPathRelationships[i].binding._withUnsafeGuaranteedRef { binding in
                 try writer.link(binding, relationshipAt: position, id.rawValue, target.rawValue)
             }
         }
         let binding = try runner.destinationForWrites.entity(T.entityName)
         let r = try binding.relationship(try T.requirePropertyName(keyPath))
-        keyPathRelationships.append((key, keyPath, binding, Unmanaged.passUnretained(binding), r.position))
+        keyPathRelationships.append((key, keyPath, Unmanaged.passUnretained(binding), r.position))
         try writer.link(binding, r, id.rawValue, target.rawValue)
     }
 
@@ -136,18 +136,18 @@ public class MigrationContext {
         checkedModels.append((key, binding))
     }
 
-    /// The destination binding of model type `T`, resolved by `resolve` and checked once per context, lent to
-    /// `body` (this context keeps it alive).
+    /// The destination binding of model type `T`, resolved by `resolve` (from the runner's destination model) and
+    /// checked once per context, lent to `body`.
     @inline(__always)
     func withCheckedBinding<T: EntityModel, R>(_ type: T.Type, _ resolve: () throws -> EntityBinding,
                                                _ body: (EntityBinding) throws -> R) throws -> R {
         let key = ObjectIdentifier(T.self)
         for i in destinationModels.indices where destinationModels[i].type == key {
-            return try destinationModels[i].reference._withUnsafeGuaranteedRef(body)
+            return try destinationModels[i].binding._withUnsafeGuaranteedRef(body)
         }
         let binding = try resolve()
         try binding.verifyModel(T.self)
-        destinationModels.append((key, binding, Unmanaged.passUnretained(binding)))
+        destinationModels.append((key, Unmanaged.passUnretained(binding)))
         return try body(binding)
     }
 
@@ -195,15 +195,9 @@ public class MigrationContext {
     private func associateSingly(source: UInt64, tag: UInt32, id: UInt64) throws {
         var reference = MigrationContext.Reference(tag: tag, id: id)
         try ObjectKey.with(source) { k in
-            try withUnsafeBytes(of: &reference.bytes) { vb in
-                // Source objects are visited in key order, and new objects take increasing
-                // identifiers: associations are appended, unless a policy inserts objects of several
-                // entities for one source (LMDB then answers KEYEXIST, and it is an ordinary put).
-                if try txn.withSharedCursor(associations, { try $0.put(key: k, value: vb, flags: LMDBFlags.append | LMDBFlags.appendDup) }) {
-                    return
-                }
-                _ = try txn.put(associations, key: k, value: vb, flags: LMDBFlags.noDupData)
-            }
+            // Source objects are visited in key order, and new objects take increasing identifiers: associations
+            // are appended, unless a policy inserts objects of several entities for one source.
+            try withUnsafeBytes(of: &reference.bytes) { vb in try txn.addDuplicate(associations, key: k, value: vb) }
         }
     }
 

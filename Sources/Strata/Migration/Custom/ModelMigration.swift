@@ -58,18 +58,12 @@ struct ModelPolicy<Source: EntityModel>: RecordReadingPolicy, TypedPolicy {
     var hasRelationshipClosure: Bool { relationships != nil }
 
     func createDestinationInstances(for source: SourceRecord, in context: InstanceMigrationContext) throws {
-        let value = try source.withBinding { binding in
-            try context.verifyOnce(Source.self, binding)
-            return try context.withSourceReader { try $0.decodeModel(Source.self, source.bytes, id: source.id, binding: binding) }
-        }
-        try instances(value, ModelMigrationContext(base: context))
+        try instances(try source.model(Source.self, in: context), ModelMigrationContext(base: context))
     }
 
     func createRelationships(for source: SourceRecord, in context: RelationshipMigrationContext) throws {
         guard let relationships else { return try context.linkInferred(for: try source.object()) }
-        try context.verifyOnce(Source.self, source.binding)
-        try relationships(try source.model(Source.self, context: context.sourceReader),
-                          ModelRelationshipContext(base: context, source: .record(source)))
+        try relationships(try source.model(Source.self, in: context), ModelRelationshipContext(base: context, source: .record(source)))
     }
 
     func createDestinationInstances(for source: DynamicObject, in context: InstanceMigrationContext) throws {

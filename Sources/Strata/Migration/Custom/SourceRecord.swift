@@ -32,9 +32,13 @@ struct SourceRecord {
 
     /// The source object as a value of its model type `T` (checked against the source model once per context).
     @inline(__always)
-    func model<T: EntityModel>(_ type: T.Type, context: ReadContext) throws -> T {
-        // Every field located in one walk, then read in place: as a typed fetch or scan decodes.
-        try withBinding { try context.decodeModel(T.self, bytes, id: id, binding: $0) }
+    func model<T: EntityModel>(_ type: T.Type, in context: MigrationContext) throws -> T {
+        // Every field located in one walk, then read in place: as a typed fetch or scan decodes. The binding and
+        // the source reader are lent, not retained (a per-object path).
+        try withBinding { binding in
+            try context.verifyOnce(T.self, binding)
+            return try context.withSourceReader { try $0.decodeModel(T.self, bytes, id: id, binding: binding) }
+        }
     }
 }
 

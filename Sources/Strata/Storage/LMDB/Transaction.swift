@@ -171,6 +171,15 @@ final class Transaction {
         return try putStored(dbi, key: key, value: value, flags: flags)
     }
 
+    /// Adds a pair to a database with sorted duplicates: appended when it sorts after every pair (entries made in key
+    /// order, as new objects' links and a migration's associations are: LMDB checks the order, answers KEYEXIST
+    /// otherwise, and an append skips the search), else by an ordinary put. Returns false when the pair exists.
+    @discardableResult
+    func addDuplicate(_ dbi: MDB_dbi, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Bool {
+        if try withSharedCursor(dbi, { try $0.put(key: key, value: value, flags: LMDBFlags.append | LMDBFlags.appendDup) }) { return true }
+        return try put(dbi, key: key, value: value, flags: LMDBFlags.noDupData)
+    }
+
     @inline(__always)
     private func putStored(_ dbi: MDB_dbi, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32) throws -> Bool {
         try ensureUsable()
