@@ -56,6 +56,14 @@ final class BoundModel: Sendable {
         }
     }
 
+    /// Runs `body` with the entity named `name` lent, counting no reference (this model keeps it).
+    /// - Throws: ``StoreError/unknownEntity(_:)``.
+    @inline(__always)
+    func withEntity<R>(named name: String, _ body: (EntityBinding) throws -> R) throws -> R {
+        guard let i = position(of: name) else { throw StoreError.unknownEntity(name) }
+        return try withEntity(at: i, body)
+    }
+
     func entity(_ name: String) throws -> EntityBinding {
         guard let i = position(of: name) else { throw StoreError.unknownEntity(name) }
         return entities[i]
@@ -277,13 +285,19 @@ final class EntityBinding: Sendable {
     }
 
     func relationship(_ name: String) throws -> RelationshipBinding {
+        relationships[try relationshipPosition(name)]
+    }
+
+    /// The position of relationship `name` in ``relationships``.
+    /// - Throws: ``StoreError/unknownRelationship(entity:name:)``.
+    func relationshipPosition(_ name: String) throws -> Int {
         // A few short names are compared faster than one is hashed (a policy links by name, once per object).
         if relationships.count <= 8 {
-            for i in relationships.indices where relationships[i].name == name { return relationships[i] }
+            for i in relationships.indices where relationships[i].name == name { return i }
             throw StoreError.unknownRelationship(entity: self.name, name: name)
         }
         guard let i = relationshipIndex[name] else { throw StoreError.unknownRelationship(entity: self.name, name: name) }
-        return relationships[i]
+        return i
     }
 
     func attribute(_ name: String) throws -> Int {

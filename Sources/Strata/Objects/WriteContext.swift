@@ -160,8 +160,7 @@ public final class WriteContext: ReadContext {
             throw StoreError.typeMismatch(expected: "\(binding.attributeNames.count) values for \(entity)",
                                           actual: "\(orderedValues.count)")
         }
-        var row = orderedValues
-        return ObjectID(rawValue: try insertRow(binding, &row, id: nil))
+        return ObjectID(rawValue: try insertRow(binding, values: orderedValues, id: nil))
     }
 
     /// Inserts an object under a given identifier, given every attribute's value in declaration order: the
@@ -184,18 +183,33 @@ public final class WriteContext: ReadContext {
                 throw StoreError.uniqueConstraintViolation(entity: other.name, attribute: "id", value: id.description, existing: id)
             }
         }
-        var row = orderedValues
         try reserveIDs(through: id.rawValue)
-        _ = try insertRow(binding, &row, id: id.rawValue)
+        _ = try insertRow(binding, values: orderedValues, id: id.rawValue)
     }
 
     /// Inserts a row of attribute values; with `id`, under that identifier (used by migrations).
+    /// `row` is left as stored: its values converted to their attributes' types (for inserts that return the object).
     func insertRow(_ binding: EntityBinding, _ row: inout [Value], id: UInt64?) throws -> UInt64 {
         // Values that all have their attribute's type (the common case) are checked as they are encoded.
         if !binding.encodeExactly(row, into: &writer) {
             try binding.validate(&row)
             try binding.encodeBody(row, into: &writer)
         }
+        return try storeEncodedRow(binding, row, id: id)
+    }
+
+    /// Inserts a row of attribute values that the caller keeps: they are copied only when one must be converted
+    /// to its attribute's type (an insert per object then counts no reference to the array).
+    func insertRow(_ binding: EntityBinding, values: [Value], id: UInt64?) throws -> UInt64 {
+        if binding.encodeExactly(values, into: &writer) { return try storeEncodedRow(binding, values, id: id) }
+        var row = values
+        try binding.validate(&row)
+        try binding.encodeBody(row, into: &writer)
+        return try storeEncodedRow(binding, row, id: id)
+    }
+
+    /// Seals the record the writer holds (the fields of `row`), indexes `row` and stores it as a new object.
+    private func storeEncodedRow(_ binding: EntityBinding, _ row: [Value], id: UInt64?) throws -> UInt64 {
         let id = try id ?? allocateID()
         try binding.seal(&writer, id: id)
         for index in binding.indexes {

@@ -7,6 +7,10 @@ public final class InstanceMigrationContext: MigrationContext {
     let allowedEntities: [String]
     // Used by one pass, on the writer's thread: no dynamic exclusivity checks.
     @exclusivity(unchecked) var current: CurrentSource?
+    /// The values array of the source object the policy was given last, handed back after its call: the next
+    /// source object is decoded into it in place (one array per pass instead of one per object) unless the policy
+    /// kept the object.
+    @exclusivity(unchecked) var sourceValues: [Value] = []
 
     init(runner: StepRunner, txn: Transaction, writer: WriteContext, mapping: EntityMapping, associatesInRuns: Bool = false) throws {
         self.mapping = mapping
@@ -24,13 +28,14 @@ public final class InstanceMigrationContext: MigrationContext {
     /// destination object per entity may).
     @discardableResult
     public func insert(_ entity: String, _ values: [String: Value] = [:], keepingSourceID: Bool = false) throws -> ObjectID {
-        let binding = try allowedBinding(entity)
-        var row = binding.initialValues
-        for (name, value) in values {
-            guard let i = binding.attributeIndex[name] else { throw StoreError.unknownAttribute(entity: entity, name: name) }
-            row[i] = value
+        try withAllowedBinding(entity) { binding in
+            var row = binding.initialValues
+            for (name, value) in values {
+                guard let i = binding.attributeIndex[name] else { throw StoreError.unknownAttribute(entity: entity, name: name) }
+                row[i] = value
+            }
+            return try insertRow(binding, row, keepingSourceID: keepingSourceID)
         }
-        return try insertRow(binding, &row, keepingSourceID: keepingSourceID)
     }
 
     /// Creates a destination object from a ``DynamicObject`` of a destination entity, such as the one
@@ -38,16 +43,16 @@ public final class InstanceMigrationContext: MigrationContext {
     @discardableResult
     public func insert(_ object: DynamicObject, keepingSourceID: Bool = true) throws -> ObjectID {
         try object.checkAssignments()
-        let binding = try allowedBinding(object.entityName)
-        guard binding === object.binding || binding.attributeNames == object.binding.attributeNames else {
-            throw StoreError.typeMismatch(expected: "an object of the destination model's \(binding.name)", actual: "another model's")
+        return try withAllowedBinding(object.binding.name) { binding in
+            guard binding === object.binding || binding.attributeNames == object.binding.attributeNames else {
+                throw StoreError.typeMismatch(expected: "an object of the destination model's \(binding.name)", actual: "another model's")
+            }
+            return try insertRow(binding, object.values, keepingSourceID: keepingSourceID)
         }
-        var row = object.values
-        return try insertRow(binding, &row, keepingSourceID: keepingSourceID)
     }
 
-    private func insertRow(_ binding: EntityBinding, _ row: inout [Value], keepingSourceID: Bool) throws -> ObjectID {
-        try insertAssociated(binding, keepingSourceID: keepingSourceID) { id in try writer.insertRow(binding, &row, id: id) }
+    private func insertRow(_ binding: EntityBinding, _ values: [Value], keepingSourceID: Bool) throws -> ObjectID {
+        try insertAssociated(binding, keepingSourceID: keepingSourceID) { id in try writer.insertRow(binding, values: values, id: id) }
     }
 
     /// Inserts a value of a destination model type made from the current source object.
@@ -87,21 +92,30 @@ public final class InstanceMigrationContext: MigrationContext {
     /// table has none: one `Author` per distinct name.
     public func lookupOrInsert(_ table: String, key: Value, entity: String, values: [String: Value]) throws -> ObjectID {
         if let existing = try lookup(table, key) { return existing }
-        let binding = try allowedBinding(entity)
-        var row = binding.initialValues
-        for (name, value) in values {
-            guard let i = binding.attributeIndex[name] else { throw StoreError.unknownAttribute(entity: entity, name: name) }
-            row[i] = value
+        let id = try withAllowedBinding(entity) { binding in
+            var row = binding.initialValues
+            for (name, value) in values {
+                guard let i = binding.attributeIndex[name] else { throw StoreError.unknownAttribute(entity: entity, name: name) }
+                row[i] = value
+            }
+            return ObjectID(rawValue: try writer.insertRow(binding, values: row, id: nil))
         }
-        let id = ObjectID(rawValue: try writer.insertRow(binding, &row, id: nil))
         try setLookup(table, key, to: id)
         return id
     }
 
     func allowedBinding(_ entity: String) throws -> EntityBinding {
+        try withAllowedBinding(entity) { $0 }
+    }
+
+    /// Runs `body` with the destination binding of `entity` lent, counting no reference (the runner's destination
+    /// model keeps it): a policy names its entities once or twice per object.
+    /// - Throws: ``StoreError/unknownEntity(_:)`` when `entity` is not one of the mapping's destinations.
+    @inline(__always)
+    func withAllowedBinding<R>(_ entity: String, _ body: (EntityBinding) throws -> R) throws -> R {
         guard allowedEntities.contains(entity) else {
             throw StoreError.unknownEntity("\(entity) (not a destination of the mapping for \(mapping.sourceEntity); list it in `destinations:`)")
         }
-        return try runner.destinationForWrites.entity(entity)
+        return try withDestinationEntity(named: entity, body)
     }
 }

@@ -13,6 +13,8 @@ public class MigrationContext {
     let sourceReader: ReadContext
     /// `sourceReader`, lent to per-object paths without counting a reference (this context keeps it).
     private let sourceReaderReference: Unmanaged<ReadContext>
+    /// The runner's destination model for writes, lent the same way (the runner keeps it for the whole step).
+    private let destinationModelReference: Unmanaged<BoundModel>
     let writer: WriteContext
     let associations: DatabaseHandle
     let lookups: DatabaseHandle
@@ -41,6 +43,7 @@ public class MigrationContext {
         let sourceReader = ReadContext(txn: txn, model: runner.source)
         self.sourceReader = sourceReader
         self.sourceReaderReference = Unmanaged.passUnretained(sourceReader)
+        self.destinationModelReference = Unmanaged.passUnretained(runner.destinationForWrites)
         self.associatesInRuns = associatesInRuns
         guard let a = try txn.openDatabase(Catalog.associationDatabase, flags: LMDBFlags.dupSort | LMDBFlags.dupFixed, create: false),
               let l = try txn.openDatabase(StepRunner.lookupDatabase, flags: 0, create: false) else {
@@ -55,6 +58,14 @@ public class MigrationContext {
     @inline(__always)
     func withSourceReader<R>(_ body: (ReadContext) throws -> R) rethrows -> R {
         try sourceReaderReference._withUnsafeGuaranteedRef(body)
+    }
+
+    /// Runs `body` with the destination entity named `name` lent, counting no reference: a policy names
+    /// entities once or twice per object.
+    /// - Throws: ``StoreError/unknownEntity(_:)``.
+    @inline(__always)
+    func withDestinationEntity<R>(named name: String, _ body: (EntityBinding) throws -> R) throws -> R {
+        try destinationModelReference._withUnsafeGuaranteedRef { model in try model.withEntity(named: name, body) }
     }
 
     /// The step's source and destination models.
@@ -106,9 +117,9 @@ public class MigrationContext {
     /// (so a policy can link the objects it makes of one source object as it makes them) or objects of
     /// entities the stage does not rebuild; in the relationship pass, any destination object.
     public func link(_ id: ObjectID, of entity: String, _ relationship: String, to target: ObjectID) throws {
-        let binding = try runner.destinationForWrites.entity(entity)
-        let r = try binding.relationship(relationship)
-        try writer.link(binding, r, id.rawValue, target.rawValue)
+        try withDestinationEntity(named: entity) { binding in
+            try writer.link(binding, relationshipAt: try binding.relationshipPosition(relationship), id.rawValue, target.rawValue)
+        }
     }
 
     /// Links destination object `id` to `target` through the relationship of `T` that `keyPath` names (a typed
@@ -204,8 +215,9 @@ public class MigrationContext {
     /// A new, unsaved object of a destination entity with its default values, to fill through its subscript
     /// and pass to ``InstanceMigrationContext/insert(_:keepingSourceID:)``.
     public func makeObject(_ entity: String) throws -> DynamicObject {
-        let binding = try runner.destinationForWrites.entity(entity)
-        return DynamicObject(id: ObjectID(rawValue: 0), binding: binding, values: binding.initialValues)
+        try withDestinationEntity(named: entity) { binding in
+            DynamicObject(id: ObjectID(rawValue: 0), binding: binding, values: binding.initialValues)
+        }
     }
 
     /// The destination object a lookup table holds for `key`.
@@ -276,14 +288,18 @@ public class MigrationContext {
     /// ``InstanceMigrationContext/insert(_:keepingSourceID:)``. Cheaper than ``inferredValues(for:)`` for
     /// entities with many attributes.
     public func inferredObject(for source: DynamicObject) throws -> DynamicObject {
-        let program = try runner.inference(for: source.binding)
-        var values = program.destination.initialValues
-        for step in program.steps {
-            var v = Widening.convert(source.values[step.source], step.conversion)
-            if v.isNull, let r = step.nullReplacement { v = r }
-            values[step.destination] = v
+        // The program is lent and its steps read in place: a policy calls this once per object.
+        try runner.withInference(for: source.binding) { program in
+            var values = program.destination.initialValues
+            program.steps.withUnsafeBufferPointer { steps in
+                for i in steps.indices {
+                    var v = Widening.convert(source.values[steps[i].source], steps[i].conversion)
+                    if v.isNull, let r = steps[i].nullReplacement { v = r }
+                    values[steps[i].destination] = v
+                }
+            }
+            for (a, v) in program.constants { values[a] = v }
+            return DynamicObject(id: source.id, binding: program.destination, values: values)
         }
-        for (a, v) in program.constants { values[a] = v }
-        return DynamicObject(id: source.id, binding: program.destination, values: values)
     }
 }

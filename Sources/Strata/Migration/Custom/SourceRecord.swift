@@ -30,6 +30,17 @@ struct SourceRecord {
         DynamicObject(id: ObjectID(rawValue: id), binding: binding, values: try binding.decodeValues(bytes, id: id))
     }
 
+    /// The source object decoded under the source model into `storage`'s array, which the object takes: a pass
+    /// hands the array back after the policy's call (``InstanceMigrationContext/sourceValues``), so that the next
+    /// object is decoded into it in place when the policy kept no object.
+    @inline(__always)
+    func object(reusing storage: inout [Value]) throws -> DynamicObject {
+        var values: [Value] = []
+        swap(&values, &storage)
+        try withBinding { try $0.decodeValues(bytes, id: id, into: &values) }
+        return DynamicObject(id: ObjectID(rawValue: id), binding: binding, values: values)
+    }
+
     /// The source object as a value of its model type `T` (checked against the source model once per context).
     @inline(__always)
     func model<T: EntityModel>(_ type: T.Type, in context: MigrationContext) throws -> T {

@@ -1,8 +1,9 @@
 import Foundation
 
 /// How the inferred mapping fills a destination entity's attributes from a source object, compiled once per
-/// source entity for a step.
-struct InferenceProgram {
+/// source entity for a step. A class, so that the runner can lend the program it asked for last without copying
+/// it (a copy counts three references: the binding and the two arrays).
+final class InferenceProgram {
     struct Step {
         let source: Int
         let destination: Int
@@ -12,15 +13,30 @@ struct InferenceProgram {
     let destination: EntityBinding
     let steps: [Step]
     let constants: [(Int, Value)]
+
+    init(destination: EntityBinding, steps: [Step], constants: [(Int, Value)]) {
+        self.destination = destination
+        self.steps = steps
+        self.constants = constants
+    }
 }
 
 extension StepRunner {
-    /// The inference program for a source entity (compiled on first use).
-    func inference(for source: EntityBinding) throws -> InferenceProgram {
+    /// Runs `body` with the inference program for a source entity (compiled on first use) lent, counting no
+    /// reference: the runner keeps every program it compiled for the whole step.
+    @inline(__always)
+    func withInference<R>(for source: EntityBinding, _ body: (InferenceProgram) throws -> R) throws -> R {
         // A policy asks once per object, for the entity it asked for last: found without hashing its name.
-        if let last = lastInference, last.source === source { return last.program }
+        if lastInference?.address == Unmanaged.passUnretained(source).toOpaque(), let program = lastInference?.program {
+            return try program._withUnsafeGuaranteedRef(body)
+        }
+        return try body(try inference(for: source))
+    }
+
+    /// The inference program for a source entity (compiled on first use), remembered as the last one asked for.
+    func inference(for source: EntityBinding) throws -> InferenceProgram {
         if let cached = inferencePrograms[source.name] {
-            lastInference = (source, cached)
+            lastInference = (source, Unmanaged.passUnretained(source).toOpaque(), Unmanaged.passUnretained(cached))
             return cached
         }
         guard let destName = mapping.entities.first(where: { $0.sourceName == source.name })?.destinationName,
@@ -42,7 +58,7 @@ extension StepRunner {
         }
         let program = InferenceProgram(destination: destination, steps: steps, constants: constants)
         inferencePrograms[source.name] = program
-        lastInference = (source, program)
+        lastInference = (source, Unmanaged.passUnretained(source).toOpaque(), Unmanaged.passUnretained(program))
         return program
     }
 }

@@ -24,7 +24,9 @@ extension StepRunner {
         case .objects(let policy)?:
             visit = { source, context in
                 context.current = .record(source)
-                try policy.createDestinationInstances(for: try source.object(), in: context)
+                let object = try source.object(reusing: &context.sourceValues)
+                try policy.createDestinationInstances(for: object, in: context)
+                context.sourceValues = object.values
             }
         case nil:
             visit = { _, _ in }

@@ -29,8 +29,10 @@ final class StepRunner {
     var currentPass = 0
     /// Compiled inferred mappings, by source entity.
     var inferencePrograms: [String: InferenceProgram] = [:]
-    /// The program returned last, and the source binding it was asked for.
-    @exclusivity(unchecked) var lastInference: (source: EntityBinding, program: InferenceProgram)?
+    /// The program returned last (held without counting a reference: `inferencePrograms` keeps it), and the source
+    /// binding it was asked for: kept, so that its address, compared per object, is never another binding's.
+    @exclusivity(unchecked) var lastInference: (source: EntityBinding, address: UnsafeMutableRawPointer,
+                                                program: Unmanaged<InferenceProgram>)?
     private var logger: Logger { options.logger }
 
     static let lookupDatabase = "m.lookup"
