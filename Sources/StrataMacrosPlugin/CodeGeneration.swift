@@ -167,8 +167,14 @@ extension ModelDescription {
 
     /// The initializer that reads a stored object (in an extension, so that the struct keeps its memberwise
     /// initializer; it names no type, so that nothing has to resolve outside the struct's scope).
+    ///
+    /// Every field is read into a local first (its type inferred from the property, through
+    /// `ModelReader.value(of:_:)`), and the properties are assigned after the last read that can throw: assigned
+    /// between reads, the half-built value on the throwing paths made the optimizer copy the whole value once at
+    /// the end (its strings retained and released again, per object read).
     func readingInitializer() -> DeclSyntax {
         var lines = ["\(access)init(from record: inout Strata.ModelReader) throws {"]
+        var assignments: [String] = []
         for (slot, a) in slots where !a.isTransient {
             let method: String
             switch a.storage {
@@ -176,11 +182,14 @@ extension ModelDescription {
             case .codable: method = a.isOptional ? "optionalCodable" : "codable"
             case .raw: method = a.isOptional ? "optionalRaw" : "raw"
             }
-            lines.append("    self.\(a.name) = try record.\(method)(\(slot))")
+            lines.append("    let _\(a.name) = try Strata.ModelReader.value(of: { (object: Self) in object.\(a.name) }) { try record.\(method)(\(slot)) }")
+            assignments.append("    self.\(a.name) = _\(a.name)")
         }
         for (position, r) in relationships.enumerated() {
-            lines.append("    self.\(r.name) = try record.\(r.isToMany ? "related" : "relatedOne")(\(position))")
+            lines.append("    let _\(r.name) = try Strata.ModelReader.value(of: { (object: Self) in object.\(r.name) }) { try record.\(r.isToMany ? "related" : "relatedOne")(\(position)) }")
+            assignments.append("    self.\(r.name) = _\(r.name)")
         }
+        lines += assignments
         lines.append("    self.objectID = record.objectID")
         lines.append("}")
         return DeclSyntax(stringLiteral: lines.joined(separator: "\n"))

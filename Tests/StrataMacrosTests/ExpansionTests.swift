@@ -161,14 +161,54 @@ import Testing
 
         extension Item: Strata.EntityModel {
             init(from record: inout Strata.ModelReader) throws {
-                self.origin = try record.codable(0)
-                self.tags = try record.codable(1)
-                self.kind = try record.raw(2)
-                self.color = try record.optionalRaw(3)
-                self.price = try record.read(5)
-                self.ratio = try record.read(6)
-                self.owners = try record.related(0)
-                self.shelf = try record.relatedOne(1)
+                let _origin = try Strata.ModelReader.value(of: { (object: Self) in
+                        object.origin
+                    }) {
+                    try record.codable(0)
+                }
+                let _tags = try Strata.ModelReader.value(of: { (object: Self) in
+                        object.tags
+                    }) {
+                    try record.codable(1)
+                }
+                let _kind = try Strata.ModelReader.value(of: { (object: Self) in
+                        object.kind
+                    }) {
+                    try record.raw(2)
+                }
+                let _color = try Strata.ModelReader.value(of: { (object: Self) in
+                        object.color
+                    }) {
+                    try record.optionalRaw(3)
+                }
+                let _price = try Strata.ModelReader.value(of: { (object: Self) in
+                        object.price
+                    }) {
+                    try record.read(5)
+                }
+                let _ratio = try Strata.ModelReader.value(of: { (object: Self) in
+                        object.ratio
+                    }) {
+                    try record.read(6)
+                }
+                let _owners = try Strata.ModelReader.value(of: { (object: Self) in
+                        object.owners
+                    }) {
+                    try record.related(0)
+                }
+                let _shelf = try Strata.ModelReader.value(of: { (object: Self) in
+                        object.shelf
+                    }) {
+                    try record.relatedOne(1)
+                }
+                self.origin = _origin
+                self.tags = _tags
+                self.kind = _kind
+                self.color = _color
+                self.price = _price
+                self.ratio = _ratio
+                self.owners = _owners
+                self.shelf = _shelf
                 self.objectID = record.objectID
             }
         }
@@ -256,8 +296,18 @@ import Testing
 
         extension Story: Strata.EntityModel {
             public init(from record: inout Strata.ModelReader) throws {
-                self.headline = try record.read(0)
-                self.body = try record.read(1)
+                let _headline = try Strata.ModelReader.value(of: { (object: Self) in
+                        object.headline
+                    }) {
+                    try record.read(0)
+                }
+                let _body = try Strata.ModelReader.value(of: { (object: Self) in
+                        object.body
+                    }) {
+                    try record.read(1)
+                }
+                self.headline = _headline
+                self.body = _body
                 self.objectID = record.objectID
             }
         }

@@ -5,6 +5,15 @@ import Foundation
 // Codable values through canonical JSON, raw values through their raw value's ``ModelScalar``.
 
 extension ModelReader {
+    /// The value `read` returns, typed as the property `property` names: generated initializers read each field
+    /// into a local of its property's type without naming the type (which may not resolve where the initializer
+    /// is expanded). `property` is never called.
+    @_documentation(visibility: private)
+    @inlinable @inline(__always)
+    public static func value<Root, T>(of property: (Root) -> T, _ read: () throws -> T) rethrows -> T {
+        try read()
+    }
+
     /// Reads a required scalar attribute.
     @_documentation(visibility: private)
     @inlinable
