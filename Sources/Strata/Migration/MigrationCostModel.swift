@@ -25,7 +25,7 @@ import Foundation
 /// object: the model counts one and a half decodes and inserts per created object. A typed mapping has no
 /// value arrays: its source is decoded once, in place, and each object it creates is encoded from its value, so
 /// it is counted with one. On the benchmark's split at 1M: 13,100 instructions a post against the typed
-/// mapping's 10,400 (callgrind), 1.12 s against 1.00 s.
+/// mapping's 10,400 (callgrind), 1.05 s against 0.88 s.
 /// The stage's own code beyond building, inserting and linking its objects is not known before it runs.
 enum MigrationCostModel {
     /// How a custom stage's entity mapping makes its objects, which sets its cost per object.
