@@ -190,22 +190,26 @@ public final class WriteContext: ReadContext {
     /// Inserts a row of attribute values; with `id`, under that identifier (used by migrations).
     /// `row` is left as stored: its values converted to their attributes' types (for inserts that return the object).
     func insertRow(_ binding: EntityBinding, _ row: inout [Value], id: UInt64?) throws -> UInt64 {
-        // Values that all have their attribute's type (the common case) are checked as they are encoded.
-        if !binding.encodeExactly(row, into: &writer) {
-            try binding.validate(&row)
-            try binding.encodeBody(row, into: &writer)
-        }
+        if let converted = try encodeRow(binding, row) { row = converted }
         return try storeEncodedRow(binding, row, id: id)
     }
 
     /// Inserts a row of attribute values that the caller keeps: they are copied only when one must be converted
     /// to its attribute's type (an insert per object then counts no reference to the array).
     func insertRow(_ binding: EntityBinding, values: [Value], id: UInt64?) throws -> UInt64 {
-        if binding.encodeExactly(values, into: &writer) { return try storeEncodedRow(binding, values, id: id) }
+        if let converted = try encodeRow(binding, values) { return try storeEncodedRow(binding, converted, id: id) }
+        return try storeEncodedRow(binding, values, id: id)
+    }
+
+    /// Encodes a row's fields into the writer. Values that all have their attribute's type (the common case) are
+    /// checked as they are encoded, and nil is returned; otherwise the row is validated and converted, and the
+    /// converted row (what is stored) returned.
+    private func encodeRow(_ binding: EntityBinding, _ values: [Value]) throws -> [Value]? {
+        if binding.encodeExactly(values, into: &writer) { return nil }
         var row = values
         try binding.validate(&row)
         try binding.encodeBody(row, into: &writer)
-        return try storeEncodedRow(binding, row, id: id)
+        return row
     }
 
     /// Seals the record the writer holds (the fields of `row`), indexes `row` and stores it as a new object.
