@@ -61,7 +61,11 @@ public final class ModelRecordAccess {
     /// Each field's start in the shown record, in one buffer reused for every record.
     private let offsets: UnsafeMutablePointer<Int>
     /// The identifier of the object shown.
-    @exclusivity(unchecked) public private(set) var objectID = ObjectID(rawValue: 0)
+    public var objectID: ObjectID { shownID }
+    // Stored under another name: a public stored property is read in the caller's module, which checks its
+    // exclusivity dynamically (`swift_beginAccess`, about 75 instructions for every record a scan shows) even
+    // though it is marked unchecked here.
+    @exclusivity(unchecked) private var shownID = ObjectID(rawValue: 0)
 
     @usableFromInline
     init(binding: EntityBinding, context: ReadContext) {
@@ -78,7 +82,7 @@ public final class ModelRecordAccess {
     func show(_ bytes: UnsafeRawBufferPointer, id: UInt64) throws {
         isShowing = false
         (fields, slots) = try binding.locatedRecord(bytes, id: id, offsets: offsets)
-        objectID = ObjectID(rawValue: id)
+        shownID = ObjectID(rawValue: id)
         changes = txn.changes
         isShowing = true
     }
@@ -102,7 +106,7 @@ public final class ModelRecordAccess {
         let filters = condition != nil
         let condition = condition ?? .always
         try binding.forEachLocatedRecord(in: txn, offsets: offsets) { id, shown, located in
-            objectID = ObjectID(rawValue: id)
+            shownID = ObjectID(rawValue: id)
             changes = txn.changes
             slots = located
             isShowing = true
@@ -292,7 +296,10 @@ extension ModelQuery {
     public func forEachRecord(_ body: (T.Record) throws -> Void) throws {
         let access = ModelRecordAccess(binding: binding, context: context)
         defer { access.end() }
-        try forEachShownRecord(access) { _ in try body(T.Record(access: access)) }
+        // One view for the whole scan: a view holds nothing but the access, which shows each record in turn (made
+        // per record, the view retained and released the access for every record).
+        let record = T.Record(access: access)
+        try forEachShownRecord(access) { _ in try body(record) }
     }
 
     /// Folds the matching objects' borrowed views into a result.
