@@ -30,7 +30,10 @@ public final class ObjectView {
     @exclusivity(unchecked) private var valid = false
     @exclusivity(unchecked) private var hint = 0
     /// The object's identifier.
-    @exclusivity(unchecked) public private(set) var id = ObjectID(rawValue: 0)
+    public var id: ObjectID { shownID }
+    // Stored under another name, as ``ModelRecordAccess/objectID`` is: read as a public stored property, the
+    // caller's module would check its exclusivity dynamically for every record.
+    @exclusivity(unchecked) private var shownID = ObjectID(rawValue: 0)
 
     init(binding: EntityBinding) {
         self.binding = binding
@@ -55,7 +58,7 @@ public final class ObjectView {
     func present(_ fields: RecordFields, _ slots: RecordSlots, id: UInt64) {
         record = fields
         self.slots = slots
-        self.id = ObjectID(rawValue: id)
+        shownID = ObjectID(rawValue: id)
         valid = true
     }
 
@@ -115,16 +118,40 @@ public final class ObjectView {
 
     /// Calls `body` with the bytes of a string, URL, data, decimal or Codable attribute, in place (UTF-8 for
     /// text, the JSON of Codable values); returns nil when the attribute is null.
+    @inlinable
     public func withBytes<T>(of attribute: String, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
+        // Generic only here, inlined where it is called (unspecialized, the result went through value witnesses
+        // for every record a scan reads); the bytes are found by ``attributeBytes(of:)``.
+        switch try attributeBytes(of: attribute) {
+        case .inPlace(let bytes): return try body(bytes)
+        case .copied(let bytes): return try bytes.withUnsafeBytes(body)
+        case .null: return nil
+        }
+    }
+
+    /// Where the bytes of a string, URL, data, decimal or Codable attribute are (see ``withBytes(of:_:)``).
+    @usableFromInline
+    enum AttributeBytes {
+        /// Null.
+        case null
+        /// In the record, in the memory map.
+        case inPlace(UnsafeRawBufferPointer)
+        /// Not stored as it reads (a constant, default or reshape of the layout's projection): a copy.
+        case copied([UInt8])
+    }
+
+    /// The bytes of a string, URL, data, decimal or Codable attribute.
+    @usableFromInline
+    func attributeBytes(of attribute: String) throws -> AttributeBytes {
         let a = try position(attribute)
         guard let f = field(a) else {
             // Not stored as it reads (null, or a constant, default or reshape of the layout's projection).
             switch try value(attribute) {
-            case .null: return nil
-            case .string(let s): return try Array(s.utf8).withUnsafeBytes(body)
-            case .url(let u): return try Array(u.absoluteString.utf8).withUnsafeBytes(body)
-            case .data(let d), .codable(let d): return try d.withUnsafeBytes(body)
-            case .decimal(let d): return try Array(d.description.utf8).withUnsafeBytes(body)
+            case .null: return .null
+            case .string(let s): return .copied(Array(s.utf8))
+            case .url(let u): return .copied(Array(u.absoluteString.utf8))
+            case .data(let d), .codable(let d): return .copied(Array(d))
+            case .decimal(let d): return .copied(Array(d.description.utf8))
             case let v: throw StoreError.typeMismatch(expected: "a string, URL, data, decimal or Codable attribute", actual: v.caseName)
             }
         }
@@ -135,12 +162,10 @@ public final class ObjectView {
         }
         // A length of one or two bytes read where it lies (the walk that located the field checked its bounds);
         // longer ones through the reader.
-        if let payload = slots.lengthPrefixed(at: f.start) { return try body(payload) }
+        if let payload = slots.lengthPrefixed(at: f.start) { return .inPlace(payload) }
         var r = BinaryReader(bytes)
         r.offset = f.start
-        let payload: UnsafeRawBufferPointer
-        do { payload = try r.lengthPrefixed() } catch { throw corrupted("\(error)") }
-        return try body(payload)
+        do { return .inPlace(try r.lengthPrefixed()) } catch { throw corrupted("\(error)") }
     }
 
     /// An integer attribute of any width, or nil when null.
