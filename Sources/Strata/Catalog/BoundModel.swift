@@ -127,6 +127,8 @@ final class EntityBinding: Sendable {
     /// The UTF-8 length of each attribute name (``position(of:)`` compares lengths before names).
     let attributeNameLengths: [Int]
     let attributeTypes: [AttributeType]
+    /// Each attribute's ``TypeCode`` (matched against ``Value/typeCode`` where a value is set by name).
+    let attributeCodes: [UInt8]
     /// The number of attributes (read without touching an array).
     let attributeCount: Int
     let attributeIndex: [String: Int]
@@ -188,6 +190,7 @@ final class EntityBinding: Sendable {
         attributeNames = entity.attributes.map(\.name)
         attributeNameLengths = attributeNames.map(\.utf8.count)
         attributeTypes = entity.attributes.map(\.type)
+        attributeCodes = attributeTypes.map(TypeCode.code)
         attributeCount = entity.attributes.count
         var index: [String: Int] = [:]
         for (i, a) in entity.attributes.enumerated() { index[a.name] = i }
