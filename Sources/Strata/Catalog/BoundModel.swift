@@ -127,7 +127,7 @@ final class EntityBinding: Sendable {
     /// The UTF-8 length of each attribute name (``position(of:)`` compares lengths before names).
     let attributeNameLengths: [Int]
     let attributeTypes: [AttributeType]
-    /// Each attribute's ``TypeCode`` (matched against ``Value/typeCode`` where a value is set by name).
+    /// Each attribute's ``TypeCode`` (matched against ``TypeCode/code(of:)`` where a value is set by name).
     let attributeCodes: [UInt8]
     /// The number of attributes (read without touching an array).
     let attributeCount: Int

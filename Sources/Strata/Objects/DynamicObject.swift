@@ -46,7 +46,7 @@ public struct DynamicObject: Sendable {
             }
             // A value of the attribute's own type (the common case) is stored as it is; others are converted
             // where that is exact (the write checks what is left).
-            if newValue.typeCode == binding.attributeCodes[i] {
+            if TypeCode.code(of: newValue) == binding.attributeCodes[i] {
                 values[i] = newValue
             } else {
                 values[i] = binding.attributeTypes[i].coerce(newValue) ?? newValue

@@ -43,6 +43,28 @@ enum TypeCode {
         }
     }
 
+    /// The code of the type that stores `value` as it is (0 for null): compared with an attribute's code
+    /// (``EntityBinding/attributeCodes``), it tells whether a value has the attribute's type without copying either.
+    @inline(__always)
+    static func code(of value: Value) -> UInt8 {
+        switch value {
+        case .null: 0
+        case .int64: 1
+        case .int32: 2
+        case .int16: 3
+        case .double: 4
+        case .float: 5
+        case .bool: 6
+        case .string: 7
+        case .date: 8
+        case .data: 9
+        case .uuid: 10
+        case .url: 11
+        case .decimal: 12
+        case .codable: 13
+        }
+    }
+
     static func write(_ type: AttributeType, to w: inout BinaryWriter) {
         w.u8(code(type))
         if case .codable(let name) = type { w.string(name) }

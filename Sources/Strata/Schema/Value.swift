@@ -222,27 +222,6 @@ extension UUID {
 }
 
 extension Value {
-    /// The ``TypeCode`` of the type that stores this value as it is (0 for null): compared with an attribute's code
-    /// (``EntityBinding/attributeCodes``), it tells whether a value has the attribute's type without copying either.
-    var typeCode: UInt8 {
-        switch self {
-        case .null: 0
-        case .int64: 1
-        case .int32: 2
-        case .int16: 3
-        case .double: 4
-        case .float: 5
-        case .bool: 6
-        case .string: 7
-        case .date: 8
-        case .data: 9
-        case .uuid: 10
-        case .url: 11
-        case .decimal: 12
-        case .codable: 13
-        }
-    }
-
     /// The attribute type that stores this value as it is (nil for null). Codable values carry no type
     /// name: they are stored under a placeholder, the field type decides on reading.
     var storageType: AttributeType? {
