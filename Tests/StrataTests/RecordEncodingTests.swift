@@ -48,6 +48,16 @@ import Testing
         ]
     }
 
+    @Test("a value's type code is the code of the attribute type that stores it as it is, on every case")
+    func valueCodesAreTheirTypesCodes() throws {
+        let values = try Self.edgeRows()[0] + [.codable(Data("{}".utf8)), .null]
+        #expect(Set(values.map(\.caseName)).count == 14, "every case of Value")
+        for value in values {
+            let expected = value.storageType.map(TypeCode.code) ?? 0
+            #expect(TypeCode.code(of: value) == expected, "\(value.caseName)")
+        }
+    }
+
     @Test("a dynamic insert of values of exact types stores the reference bytes, on every attribute type")
     func exactValuesEncodeAsTheReference() throws {
         let store = try Store.temporary(schema: try TestSchemas.everyType())

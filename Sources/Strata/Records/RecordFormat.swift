@@ -45,6 +45,9 @@ enum TypeCode {
 
     /// The code of the type that stores `value` as it is (0 for null): compared with an attribute's code
     /// (``EntityBinding/attributeCodes``), it tells whether a value has the attribute's type without copying either.
+    /// The same table as ``code(_:)``, switched on the value itself: `code(value.storageType)` costs the dynamic
+    /// split 0.9 % more instructions (an `AttributeType` made for every value set by name). `RecordEncodingTests`
+    /// checks that the two agree for every case.
     @inline(__always)
     static func code(of value: Value) -> UInt8 {
         switch value {
