@@ -25,6 +25,9 @@ final class LayoutProjection: @unchecked Sendable {
     /// they point into without counting references, as they do into ``codeBuffer``: reading or writing a field by
     /// slot touches no reference count.
     let slotBuffer: UnsafeMutableBufferPointer<Slot>
+    /// ``fieldAttributes`` as a buffer (-1 for a field no attribute reads), for loops that decode every field of a
+    /// record: read through it, the array is not retained and released for every record.
+    let fieldAttributeBuffer: UnsafeMutableBufferPointer<Int>
 
     /// Where one attribute is: its field (-1 when none), the field's type code, and whether it is read from the
     /// field as it is (a direct layout, or a plain ``FieldSource/field(_:)``).
@@ -74,10 +77,13 @@ final class LayoutProjection: @unchecked Sendable {
                                                          readsAsIs: direct || sources[a].isPlainField))
         }
         self.slotBuffer = slotBuffer
+        self.fieldAttributeBuffer = .allocate(capacity: max(1, fieldAttributes.count))
+        _ = fieldAttributeBuffer.initialize(from: fieldAttributes.map { $0 ?? -1 })
     }
 
     deinit {
         codeBuffer.deallocate()
         slotBuffer.deallocate()
+        fieldAttributeBuffer.deallocate()
     }
 }

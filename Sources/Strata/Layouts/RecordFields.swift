@@ -305,9 +305,9 @@ struct RecordFields {
     /// Decodes every attribute into `values`, in one pass over the record (one value per attribute, reusing the array's storage when
     /// it is not shared: scans decode every object into the same array when the caller keeps none of them).
     mutating func decodeAll(initialValues: [Value], types attributeTypes: [AttributeType], into values: inout [Value]) throws(DecodeFailure) {
-        guard let projection else { throw DecodeFailure("no projection to read attributes through") }
+        // The projection's buffer, not its array (and no reference to the projection): nothing retained per record.
+        guard let fieldAttributes = projection?.fieldAttributeBuffer else { throw DecodeFailure("no projection to read attributes through") }
         let codes = fieldCodes
-        let fieldAttributes = projection.fieldAttributes
         let count = initialValues.count
         var r = BinaryReader(bytes, end: end)
         r.offset = fieldsStart
@@ -323,7 +323,8 @@ struct RecordFields {
                 var filled: UInt64 = 0
                 for i in 0..<codes.count {
                     let null = isNull(field: i)
-                    if let a = fieldAttributes[i] {
+                    let a = fieldAttributes[i]
+                    if a >= 0 {
                         values[a] = null ? .null : try FieldCodec.decode(code: codes[i], from: &r)
                         filled |= UInt64(1) << UInt64(a)
                     } else if !null {
@@ -338,7 +339,8 @@ struct RecordFields {
                 values = initialValues
                 for i in 0..<codes.count {
                     let null = isNull(field: i)
-                    if let a = fieldAttributes[i] {
+                    let a = fieldAttributes[i]
+                    if a >= 0 {
                         values[a] = null ? .null : try FieldCodec.decode(code: codes[i], from: &r)
                     } else if !null {
                         _ = try FieldCodec.skip(code: codes[i], in: &r)
@@ -351,7 +353,8 @@ struct RecordFields {
             throw DecodeFailure("\(error)")
         }
         guard r.isAtEnd else { throw DecodeFailure("\(r.remaining) bytes after the last field") }
-        if !projection.isDirect {
+        // Checked before the projection is bound: a record of the current layout binds (and retains) nothing.
+        if projection?.isDirect == false, let projection {
             for (a, source) in projection.sources.enumerated() where !source.isPlainField {
                 values[a] = try source.project(source.field == nil ? .null : values[a], to: attributeTypes[a])
             }
