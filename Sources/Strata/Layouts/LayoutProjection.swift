@@ -7,8 +7,9 @@ final class LayoutProjection: @unchecked Sendable {
     let layout: RecordLayout
     /// One per attribute of the entity (transient attributes read their initial value).
     let sources: [FieldSource]
-    /// Field i holds attribute `fieldAttributes[i]` (nil when the field is not read).
-    let fieldAttributes: [Int?]
+    /// Field i holds attribute `fieldAttributes[i]` (nil when the field is not read); read from
+    /// ``fieldAttributeBuffer``, its one home.
+    var fieldAttributes: [Int?] { fieldAttributeBuffer.map { $0 >= 0 ? $0 : nil } }
     /// The field each attribute is read from (nil when it is a constant of the projection or transient).
     let attributeFields: [Int?]
     /// Every attribute is read straight from a field or is transient: no projection needed.
@@ -25,8 +26,8 @@ final class LayoutProjection: @unchecked Sendable {
     /// they point into without counting references, as they do into ``codeBuffer``: reading or writing a field by
     /// slot touches no reference count.
     let slotBuffer: UnsafeMutableBufferPointer<Slot>
-    /// ``fieldAttributes`` as a buffer (-1 for a field no attribute reads), for loops that decode every field of a
-    /// record: read through it, the array is not retained and released for every record.
+    /// The attribute each field holds (-1 for a field no attribute reads), in a buffer: loops that decode every field
+    /// of a record read it without retaining or releasing anything per record.
     let fieldAttributeBuffer: UnsafeMutableBufferPointer<Int>
 
     /// Where one attribute is: its field (-1 when none), the field's type code, and whether it is read from the
@@ -62,7 +63,6 @@ final class LayoutProjection: @unchecked Sendable {
         for (f, a) in fieldAttributes.enumerated() { if let a { attributeFields[a] = f } }
         self.layout = entry.layout
         self.sources = sources
-        self.fieldAttributes = fieldAttributes
         self.attributeFields = attributeFields
         self.isDirect = direct
         self.fieldCodes = entry.layout.fieldTypes.map(TypeCode.code)
