@@ -322,14 +322,9 @@ extension ModelQuery {
     private func scanRecords(_ visit: (UnsafeRawBufferPointer, UInt64) throws -> Bool) throws {
         let txn = context.txn
         if let condition = try indexCondition(), let index = try context.queryableIndex(binding, on: condition.attribute) {
-            let cursor = try txn.cursor(index.dbi)
-            let upperKey = condition.upper.map { txn.indexKey($0) }
-            var entry = try condition.lower.map { lower in try txn.indexKey(lower).withUnsafeBytes { try cursor.seek($0) } } ?? cursor.first()
-            while let e = entry {
-                if let upperKey, upperKey.lexicographicallyPrecedes(Array(e.key)) { return }
-                let id = try ObjectKey.decode(e.value)
+            var walk = try IndexRangeWalk(condition, index: index.dbi, in: txn)
+            while let id = try walk.next() {
                 if let bytes = try ObjectKey.with(id, { try txn.get(binding.dbi, key: $0) }), try !visit(bytes, id) { return }
-                entry = try cursor.next()
             }
             return
         }

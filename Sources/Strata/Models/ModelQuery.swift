@@ -190,17 +190,12 @@ public struct ModelQuery<T: EntityModel> {
     func scan(_ visit: (T) throws -> Bool) throws {
         let txn = context.txn
         if let condition = try indexCondition(), let index = try context.queryableIndex(binding, on: condition.attribute) {
-            let cursor = try txn.cursor(index.dbi)
-            let upperKey = condition.upper.map { txn.indexKey($0) }
-            var entry = try condition.lower.map { lower in try txn.indexKey(lower).withUnsafeBytes { try cursor.seek($0) } } ?? cursor.first()
-            while let e = entry {
-                if let upperKey, upperKey.lexicographicallyPrecedes(Array(e.key)) { return }
-                let id = try decodeKey(e.value)
+            var walk = try IndexRangeWalk(condition, index: index.dbi, in: txn)
+            while let id = try walk.next() {
                 if let bytes = try ObjectKey.with(id, { try txn.get(binding.dbi, key: $0) }) {
                     let value = try context.decodeModel(T.self, bytes, id: id, binding: binding)
                     if try matches(value), try !visit(value) { return }
                 }
-                entry = try cursor.next()
             }
             return
         }
@@ -215,10 +210,6 @@ public struct ModelQuery<T: EntityModel> {
             guard try unfiltered || matches(value) else { return true }
             return try visit(value)
         }
-    }
-
-    private func decodeKey(_ bytes: UnsafeRawBufferPointer) throws -> UInt64 {
-        try context.txn.objectID(ofKey: bytes)
     }
 
     /// The index condition the query's predicates allow: an equality on an indexed attribute if any, else a

@@ -4,12 +4,14 @@ import Foundation
 public final class ObjectCursor {
     private enum Source {
         case entity(Cursor)
-        case index(Cursor, ObjectQuery.AttributeCondition, [UInt8]?)
+        case index
         case sorted([DynamicObject], Int)
     }
 
     private let context: ReadContext
     private var source: Source
+    /// The walk over the condition's index, for a query an index answers (source `.index`).
+    private var indexWalk: IndexRangeWalk?
     private let query: ObjectQuery?
     private var started = false
     private var skipped = 0
@@ -36,7 +38,8 @@ public final class ObjectCursor {
         self.context = query.context
         self.query = query
         if let c = query.condition, let index = try query.conditionIndex() {
-            source = .index(try query.context.txn.cursor(index.dbi), c, c.upper.map { query.context.txn.indexKey($0) })
+            indexWalk = try IndexRangeWalk(c, index: index.dbi, in: query.context.txn)
+            source = .index
         } else {
             source = .entity(try query.context.txn.cursor(query.binding.dbi))
         }
@@ -93,26 +96,12 @@ public final class ObjectCursor {
         case .sorted: return nil
         case .entity(let cursor):
             return try nextFromEntity(cursor, query.binding)
-        case .index(let cursor, let c, let upperKey):
-            while true {
-                let entry: Entry?
-                if !started {
-                    started = true
-                    if let lower = c.lower {
-                        entry = try context.txn.indexKey(lower).withUnsafeBytes { try cursor.seek($0) }
-                    } else {
-                        entry = try cursor.first()
-                    }
-                } else {
-                    entry = try cursor.next()
-                }
-                guard let entry else { return nil }
-                // Past the upper bound's key: done. (The condition itself is checked on each object.)
-                if let upperKey, upperKey.lexicographicallyPrecedes(Array(entry.key)) { return nil }
-                let id = try decodeKey(entry.value)
-                guard let object = try context.object(id, query.binding) else { continue }
-                return object
+        case .index:
+            // Candidates only: the condition itself is checked on each object (``next()``).
+            while let id = try indexWalk?.next() {
+                if let object = try context.object(id, query.binding) { return object }
             }
+            return nil
         }
     }
 
