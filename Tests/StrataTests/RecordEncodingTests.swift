@@ -203,4 +203,23 @@ import Testing
             }
         }
     }
+
+    @Test("a UUID field holds its uuid bytes in order, and reads back as the UUID Foundation builds from them, at any alignment")
+    func uuidFieldsAreTheirBytes() {
+        var random = SeededGenerator(seed: 0x0DDB_A11)
+        for _ in 0..<200 {
+            let bytes: [UInt8] = (0..<16).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let made = bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+            for offset in 0..<8 {
+                var w = BinaryWriter(capacity: 0)
+                for _ in 0..<offset { w.u8(0xEE) }
+                w.uuid(made)
+                #expect(Array(w.buffer) == Array(repeating: 0xEE, count: offset) + bytes, "offset \(offset)")
+                let read = w.buffer.withUnsafeBytes { UUID.loaded(from: $0.baseAddress! + offset) }
+                #expect(read == made && read.uuidString == made.uuidString, "offset \(offset)")
+            }
+        }
+        // Where a UUID is not its bytes, reads take Foundation's initializer; this platform's is.
+        #expect(UUID.isItsBytes)
+    }
 }

@@ -47,7 +47,7 @@ struct HistoryState: Equatable, Sendable {
     func encoded() -> [UInt8] {
         var w = BinaryWriter()
         w.u8(1)
-        withUnsafeBytes(of: storeIdentifier.uuid) { w.raw($0) }
+        w.uuid(storeIdentifier)
         w.u8(isEnabled ? 1 : 0)
         w.varint(floor)
         w.u8((maximumTransactions != nil ? 1 : 0) | (maximumAgeMilliseconds != nil ? 2 : 0) | (maximumBytes != nil ? 4 : 0))
@@ -61,7 +61,7 @@ struct HistoryState: Equatable, Sendable {
         var r = BinaryReader(bytes)
         let version = try r.u8()
         guard version == 1 else { throw DecodeFailure("history state version \(version)") }
-        storeIdentifier = UUID(uuid: try r.bytes(16).loadUnaligned(as: uuid_t.self))
+        storeIdentifier = try r.uuid()
         isEnabled = try r.u8() == 1
         floor = try r.varint()
         let limits = try r.u8()

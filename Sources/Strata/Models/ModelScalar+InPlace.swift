@@ -97,7 +97,7 @@ extension UUID {
     @inlinable public static var fieldCode: UInt8 { 10 }
     @inlinable @inline(__always)
     public static func inPlace(_ record: UnsafeRawBufferPointer, at offset: Int) -> UUID? {
-        UUID(uuid: record.loadUnaligned(fromByteOffset: offset, as: uuid_t.self))
+        UUID.loaded(from: record.baseAddress.unsafelyUnwrapped + offset)
     }
 }
 

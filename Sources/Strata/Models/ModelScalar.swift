@@ -283,10 +283,10 @@ extension UUID: ModelScalar {
         self = v
     }
     public static func read(_ slot: Int, from record: inout ModelReader) throws -> UUID? {
-        try record.read(slot, code: Self.fieldCode, { UUID(uuid: try $0.bytes(16).loadUnaligned(as: uuid_t.self)) }, UUID.init(storedValue:))
+        try record.read(slot, code: Self.fieldCode, { try $0.uuid() }, UUID.init(storedValue:))
     }
     public func write(_ slot: Int, to record: inout ModelWriter) throws {
-        try record.put(slot, code: Self.fieldCode, .uuid(self)) { w in withUnsafeBytes(of: self.uuid) { w.raw($0) } }
+        try record.put(slot, code: Self.fieldCode, .uuid(self)) { $0.uuid(self) }
     }
     public static func defaultValue(_ literal: ModelLiteral) -> Value? { nil }
 }

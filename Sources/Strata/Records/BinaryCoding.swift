@@ -90,6 +90,13 @@ struct BinaryWriter: ~Copyable {
 
     @inline(__always) mutating func varint(_ value: Int) { varint(UInt64(value)) }
 
+    /// A UUID's 16 bytes (``Foundation/UUID/store(to:)``).
+    @inline(__always) mutating func uuid(_ u: UUID) {
+        reserve(16)
+        u.store(to: storage + count)
+        count += 16
+    }
+
     /// Sets bits of a byte already written (a record's null bitmap).
     @inline(__always) mutating func setBits(_ bits: UInt8, at offset: Int) {
         let old = storage.load(fromByteOffset: offset, as: UInt8.self)
@@ -191,6 +198,11 @@ struct BinaryReader {
         }
         defer { offset += length }
         return UnsafeRawBufferPointer(rebasing: base[offset..<(offset + length)])
+    }
+
+    /// A UUID's 16 bytes (``Foundation/UUID/loaded(from:)``).
+    @inline(__always) mutating func uuid() throws -> UUID {
+        UUID.loaded(from: try bytes(16).baseAddress.unsafelyUnwrapped)
     }
 
     @inline(__always) mutating func lengthPrefixed() throws -> UnsafeRawBufferPointer {

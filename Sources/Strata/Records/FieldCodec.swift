@@ -13,8 +13,7 @@ enum FieldCodec {
         case (.float, .float(let v)): w.fixed(v.bitPattern)
         case (.bool, .bool(let v)): w.u8(v ? 1 : 0)
         case (.date, .date(let v)): w.fixed(v.timeIntervalSinceReferenceDate.bitPattern)
-        case (.uuid, .uuid(let v)):
-            withUnsafeBytes(of: v.uuid) { w.raw($0) }
+        case (.uuid, .uuid(let v)): w.uuid(v)
         case (.string, .string(var s)):
             s.withUTF8 { w.lengthPrefixed($0) }
         case (.url, .url(let u)):
@@ -52,7 +51,7 @@ enum FieldCodec {
             guard code == 9 else { return false }
             w.varint(UInt64(d.count))
             d.withUnsafeBytes { w.raw($0) }
-        case .uuid(let v): guard code == 10 else { return false }; withUnsafeBytes(of: v.uuid) { w.raw($0) }
+        case .uuid(let v): guard code == 10 else { return false }; w.uuid(v)
         case .url(let u): guard code == 11 else { return false }; w.string(u.absoluteString)
         case .decimal(let d): guard code == 12 else { return false }; w.string(d.isNaN ? "NaN" : d.description)
         case .codable(let d):
@@ -89,7 +88,7 @@ enum FieldCodec {
         case 7: return .string(try r.string())
         case 8: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try r.fixed(UInt64.self))))
         case 9: return .data(Data(try r.lengthPrefixed()))
-        case 10: return .uuid(UUID(uuid: try r.bytes(16).loadUnaligned(as: uuid_t.self)))
+        case 10: return .uuid(try r.uuid())
         case 11:
             let s = try r.string()
             guard let url = URL(string: s) else { throw DecodeFailure("invalid URL text") }
