@@ -131,7 +131,8 @@ final class EntityBinding: Sendable {
     let attributeCodes: [UInt8]
     /// The number of attributes (read without touching an array).
     let attributeCount: Int
-    let attributeIndex: [String: Int]
+    /// The position of each attribute by name, for entities too large to search in order (``position(of:)``).
+    private let attributeIndex: [String: Int]
     /// A new object's values: defaults, or null.
     let initialValues: [Value]
     /// Attributes that must not be null when stored.
@@ -304,7 +305,7 @@ final class EntityBinding: Sendable {
     }
 
     func attribute(_ name: String) throws -> Int {
-        guard let i = attributeIndex[name] else { throw StoreError.unknownAttribute(entity: self.name, name: name) }
+        guard let i = position(of: name) else { throw StoreError.unknownAttribute(entity: self.name, name: name) }
         return i
     }
 

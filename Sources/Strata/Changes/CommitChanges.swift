@@ -226,14 +226,14 @@ extension EntityBinding {
     func mask(of properties: [String]) throws -> PropertyMask {
         // Another process's commits number properties as the store's model does: watch the whole entity.
         if isDowngraded {
-            for name in properties where attributeIndex[name] == nil && relationshipIndex[name] == nil {
+            for name in properties where position(of: name) == nil && relationshipIndex[name] == nil {
                 throw StoreError.unknownAttribute(entity: self.name, name: name)
             }
             return .all
         }
         var mask = PropertyMask()
         for name in properties {
-            if let a = attributeIndex[name] {
+            if let a = position(of: name) {
                 mask.formUnion(PropertyMask(property: a))
             } else if let r = relationshipIndex[name] {
                 mask.formUnion(self.mask(of: relationships[r]))

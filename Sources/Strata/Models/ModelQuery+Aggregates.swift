@@ -258,7 +258,7 @@ extension ModelQuery {
 
     @usableFromInline
     func attributeName<P>(_ keyPath: KeyPath<T, P>) throws -> String {
-        guard let name = T.propertyName(for: keyPath), binding.attributeIndex[name] != nil else {
+        guard let name = T.propertyName(for: keyPath), binding.position(of: name) != nil else {
             throw StoreError.unknownAttribute(entity: binding.name, name: "\(keyPath)")
         }
         return name

@@ -218,7 +218,7 @@ public struct ModelQuery<T: EntityModel> {
         var best: ObjectQuery.AttributeCondition?
         var bounds: [Int: ObjectQuery.AttributeCondition] = [:]
         for comparison in predicates.flatMap(\.conjuncts) where !comparison.value.isNull {
-            guard let name = T.propertyName(for: comparison.keyPath), let a = binding.attributeIndex[name],
+            guard let name = T.propertyName(for: comparison.keyPath), let a = binding.position(of: name),
                   try context.queryableIndex(binding, on: a) != nil else { continue }
             var c = bounds[a] ?? ObjectQuery.AttributeCondition(attribute: a, lower: nil, lowerInclusive: true, upper: nil, upperInclusive: true)
             let v = binding.attributeTypes[a].coerce(comparison.value) ?? comparison.value

@@ -275,7 +275,7 @@ public final class ModelRecordAccess {
 
     /// The slot of the stored property `keyPath` names.
     func slot<T: EntityModel, P>(of keyPath: KeyPath<T, P>) throws -> Int {
-        guard let name = T.propertyName(for: keyPath), let a = binding.attributeIndex[name] else {
+        guard let name = T.propertyName(for: keyPath), let a = binding.position(of: name) else {
             throw StoreError.unknownAttribute(entity: binding.name, name: "\(keyPath)")
         }
         return a

@@ -41,7 +41,7 @@ struct RecordCondition {
     private static func compile<T: EntityModel>(_ term: ModelPredicate<T>.Term, _ type: T.Type, _ binding: EntityBinding) -> Term? {
         switch term {
         case .comparison(let c):
-            guard let name = T.propertyName(for: c.keyPath), let a = binding.attributeIndex[name] else { return nil }
+            guard let name = T.propertyName(for: c.keyPath), let a = binding.position(of: name) else { return nil }
             let value = binding.attributeTypes[a].coerce(c.value) ?? c.value
             if let scalar = ScalarComparison(attribute: a, type: binding.attributeTypes[a], op: c.op, value: value) {
                 return .scalar(scalar, value: value)

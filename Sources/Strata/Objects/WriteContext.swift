@@ -122,7 +122,7 @@ public final class WriteContext: ReadContext {
         let binding = try binding(entity)
         var row = binding.initialValues
         for (name, value) in values {
-            guard let i = binding.attributeIndex[name] else { throw StoreError.unknownAttribute(entity: entity, name: name) }
+            guard let i = binding.position(of: name) else { throw StoreError.unknownAttribute(entity: entity, name: name) }
             row[i] = value
         }
         let id = try insertRow(binding, &row, id: nil)
@@ -143,7 +143,7 @@ public final class WriteContext: ReadContext {
         }
         var row = binding.initialValues
         for (name, value) in values {
-            guard let i = binding.attributeIndex[name] else { throw StoreError.unknownAttribute(entity: entity, name: name) }
+            guard let i = binding.position(of: name) else { throw StoreError.unknownAttribute(entity: entity, name: name) }
             row[i] = value
         }
         try reserveIDs(through: id.rawValue)

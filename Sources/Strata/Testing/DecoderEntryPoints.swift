@@ -58,7 +58,7 @@ public enum DecoderEntryPoints {
         public func encode(_ values: [String: Value], id: UInt64) throws -> [UInt8] {
             var row = binding.initialValues
             for (name, value) in values {
-                guard let i = binding.attributeIndex[name] else { throw StoreError.unknownAttribute(entity: "Wide", name: name) }
+                guard let i = binding.position(of: name) else { throw StoreError.unknownAttribute(entity: "Wide", name: name) }
                 row[i] = value
             }
             try binding.validate(&row)

@@ -31,7 +31,7 @@ public final class InstanceMigrationContext: MigrationContext {
         try withAllowedBinding(entity) { binding in
             var row = binding.initialValues
             for (name, value) in values {
-                guard let i = binding.attributeIndex[name] else { throw StoreError.unknownAttribute(entity: entity, name: name) }
+                guard let i = binding.position(of: name) else { throw StoreError.unknownAttribute(entity: entity, name: name) }
                 row[i] = value
             }
             return try insertRow(binding, row, keepingSourceID: keepingSourceID)
@@ -95,7 +95,7 @@ public final class InstanceMigrationContext: MigrationContext {
         let id = try withAllowedBinding(entity) { binding in
             var row = binding.initialValues
             for (name, value) in values {
-                guard let i = binding.attributeIndex[name] else { throw StoreError.unknownAttribute(entity: entity, name: name) }
+                guard let i = binding.position(of: name) else { throw StoreError.unknownAttribute(entity: entity, name: name) }
                 row[i] = value
             }
             return ObjectID(rawValue: try writer.insertRow(binding, values: row, id: nil))

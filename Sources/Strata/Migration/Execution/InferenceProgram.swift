@@ -47,12 +47,12 @@ extension StepRunner {
         var steps: [InferenceProgram.Step] = []
         var constants: [(Int, Value)] = []
         for m in plan.attributes {
-            guard let d = destination.attributeIndex[m.name] else { continue }
+            guard let d = destination.position(of: m.name) else { continue }
             switch m.origin {
             case .added(let v): constants.append((d, v))
             case .scripted: constants.append((d, .null))
             case .source(let s):
-                guard let si = source.attributeIndex[s] else { continue }
+                guard let si = source.position(of: s) else { continue }
                 steps.append(.init(source: si, destination: d, conversion: m.conversion, nullReplacement: m.nullReplacement))
             }
         }

@@ -53,12 +53,12 @@ struct IntermediateModel {
                 values[i] = v
             case .scripted(let previous):
                 values[i] = .null
-                if let previous, let p = sourceBinding.attributeIndex[previous],
-                   let slot = binding.attributeIndex[ObjectScript.previousValueName(of: a.name)] {
+                if let previous, let p = sourceBinding.position(of: previous),
+                   let slot = binding.position(of: ObjectScript.previousValueName(of: a.name)) {
                     values[slot] = sourceValues[p]
                 }
             case .source(let s):
-                guard let p = sourceBinding.attributeIndex[s] else { continue }
+                guard let p = sourceBinding.position(of: s) else { continue }
                 var v = Widening.convert(sourceValues[p], m.conversion)
                 if v.isNull, let r = m.nullReplacement { v = r }
                 values[i] = v
@@ -71,7 +71,7 @@ struct IntermediateModel {
     func destinationValues(of object: DynamicObject, destination: EntityBinding) throws -> [Value] {
         var row = destination.initialValues
         for (i, name) in destination.attributeNames.enumerated() {
-            if let j = binding.attributeIndex[name] { row[i] = object.values[j] }
+            if let j = binding.position(of: name) { row[i] = object.values[j] }
         }
         return row
     }

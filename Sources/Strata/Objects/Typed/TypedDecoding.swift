@@ -42,12 +42,12 @@ private struct RowDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
 
     func contains(_ key: Key) -> Bool {
         let k = key.stringValue
-        return binding.attributeIndex[k] != nil || binding.relationshipIndex[k] != nil || k == "id"
+        return binding.position(of: k) != nil || binding.relationshipIndex[k] != nil || k == "id"
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
         let k = key.stringValue
-        if let a = binding.attributeIndex[k] { return decoder.object.values[a].isNull }
+        if let a = binding.position(of: k) { return decoder.object.values[a].isNull }
         if let r = binding.relationshipIndex[k] {
             let rel = binding.relationships[r]
             if rel.isToMany { return false }
@@ -64,8 +64,8 @@ private struct RowDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
             if let first = ids.first, let v = first as? T { return v }
             throw StoreError.typeMismatch(expected: "\(T.self) for relationship \(binding.name).\(k)", actual: "\(ids.count) linked objects")
         }
-        if k == "id", binding.attributeIndex[k] == nil, let v = decoder.object.id as? T { return v }
-        guard let a = binding.attributeIndex[k] else {
+        if k == "id", binding.position(of: k) == nil, let v = decoder.object.id as? T { return v }
+        guard let a = binding.position(of: k) else {
             throw StoreError.unknownAttribute(entity: binding.name, name: k)
         }
         let value = decoder.object.values[a]

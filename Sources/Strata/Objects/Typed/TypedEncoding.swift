@@ -85,7 +85,7 @@ final class RowEncoder: Encoder {
             }
             return
         }
-        guard let a = binding.attributeIndex[key] else {
+        guard let a = binding.position(of: key) else {
             if key == "id", value == nil || value is ObjectID || value is ObjectID? { return }
             throw StoreError.unknownAttribute(entity: binding.name, name: key)
         }
