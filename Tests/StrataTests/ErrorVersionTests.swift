@@ -217,7 +217,7 @@ import Testing
         let old = try Store.open(at: url, schema: try Self.v1())
         try Store.open(at: url, schema: try Self.v2(), plan: try Self.plan(failing: false)).close()
         do {
-            try old.write { try $0.insert("Item", ["n": .int64(99)]) }
+            _ = try old.write { try $0.insert("Item", ["n": .int64(99)]) }
             Issue.record("the old handle wrote to the migrated store")
         } catch let error as StoreError {
             Self.expectNames(error, store: "v2", app: "v1", code: .modelChanged)
