@@ -229,11 +229,22 @@ enum Rotation {
         if (change == .decrypt ? forms.sealed : forms.plain) != 0 {
             result.problems.append("\(change == .decrypt ? forms.sealed : forms.plain) records left \(change == .decrypt ? "sealed" : "plain") after the \(change)")
         }
-        // After encrypting: how many titles of items (`item-<i>-…`) are left anywhere in the data file, free space
-        // included (the parent requires none after an uninterrupted encryption, and counts the resumed ones').
+        // After encrypting: how many pieces of items' titles (`item-<i>-…`) are left anywhere in the data file, free
+        // space included, and the longest, in bytes of the title it begins (the parent bounds it after an
+        // uninterrupted encryption, and counts the resumed ones').
         if change == .encrypt {
             let data = try Data(contentsOf: o.url.appendingPathComponent("data.mdb"))
-            emit("PLAINTEXT \(data.ranges(of: Data("item-".utf8)).count)")
+            let pieces = data.ranges(of: Data("item-".utf8))
+            let titles = (0..<(o.count + writes * writeBatch)).map { Array(oracle.title($0).utf8) }
+            var longest = 0
+            for piece in pieces {
+                let rest = data[piece.lowerBound...]
+                for title in titles {
+                    longest = max(longest, zip(rest, title).prefix { $0 == $1 }.count)
+                }
+            }
+            emit("PLAINTEXT \(pieces.count)")
+            emit("PLAINLONGEST \(longest)")
         }
         emit("RESULT \(json(result))")
         return result.isClean && oldKey == "\(change.refused.code)" ? 0 : 4

@@ -23,7 +23,8 @@ public struct MaintenanceStatus: Sendable, Codable, Hashable {
     public var valuesUnderPreviousKey: Int? = nil
     /// While the store is being encrypted (``Store/encrypt(at:with:configuration:)``): the values still plain, at most,
     /// then the entries whose pages are still to be written again (see <doc:Encryption>) — the key is needed to open
-    /// the store from the beginning; this is nil once every value is sealed and no plain byte is left in the file.
+    /// the store from the beginning; this is nil once every value is sealed and every page written again
+    /// (pieces of at most 15 bytes of a plain value can stay in free space: <doc:Encryption>, "Limits").
     public var valuesToEncrypt: Int? = nil
     /// While the store is being decrypted (``Store/decrypt(at:configuration:)``): the values still sealed, at most —
     /// the key is needed to open the store until this is nil; afterwards the store opens only without one.
