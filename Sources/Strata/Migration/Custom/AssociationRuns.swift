@@ -70,7 +70,7 @@ struct AssociationRun: Equatable {
     func store(in txn: Transaction, _ associations: DatabaseHandle) throws {
         let k = Self.key(tag: tag, source: source)
         let v = value
-        try k.withUnsafeBytes { kb in try v.withUnsafeBytes { vb in try txn.addDuplicate(associations, key: kb, value: vb) } }
+        _ = try k.withUnsafeBytes { kb in try v.withUnsafeBytes { vb in try txn.addDuplicate(associations, key: kb, value: vb) } }
     }
 
     /// The stored run of entity `tag` that covers `source`, if any: the run with the greatest first source

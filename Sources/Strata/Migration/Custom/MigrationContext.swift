@@ -205,7 +205,7 @@ public class MigrationContext {
     /// Records one association as its own entry.
     private func associateSingly(source: UInt64, tag: UInt32, id: UInt64) throws {
         var reference = MigrationContext.Reference(tag: tag, id: id)
-        try ObjectKey.with(source) { k in
+        _ = try ObjectKey.with(source) { k in
             // Source objects are visited in key order, and new objects take increasing identifiers: associations
             // are appended, unless a policy inserts objects of several entities for one source.
             try withUnsafeBytes(of: &reference.bytes) { vb in try txn.addDuplicate(associations, key: k, value: vb) }
