@@ -322,7 +322,7 @@ extension ModelQuery {
     private func scanRecords(_ visit: (UnsafeRawBufferPointer, UInt64) throws -> Bool) throws {
         let txn = context.txn
         if let condition = try indexCondition(), let index = try context.queryableIndex(binding, on: condition.attribute) {
-            var walk = try IndexRangeWalk(condition, index: index.dbi, in: txn)
+            let walk = try IndexRangeWalk(condition, index: index.dbi, in: txn)
             while let id = try walk.next() {
                 if let bytes = try ObjectKey.with(id, { try txn.get(binding.dbi, key: $0) }), try !visit(bytes, id) { return }
             }

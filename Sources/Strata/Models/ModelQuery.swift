@@ -190,7 +190,7 @@ public struct ModelQuery<T: EntityModel> {
     func scan(_ visit: (T) throws -> Bool) throws {
         let txn = context.txn
         if let condition = try indexCondition(), let index = try context.queryableIndex(binding, on: condition.attribute) {
-            var walk = try IndexRangeWalk(condition, index: index.dbi, in: txn)
+            let walk = try IndexRangeWalk(condition, index: index.dbi, in: txn)
             while let id = try walk.next() {
                 if let bytes = try ObjectKey.with(id, { try txn.get(binding.dbi, key: $0) }) {
                     let value = try context.decodeModel(T.self, bytes, id: id, binding: binding)

@@ -8,7 +8,7 @@ import Foundation
 /// length, admit objects the condition itself does not, so every caller checks the condition on each object.
 ///
 /// Keys are compared where they lie in the memory map: no entry is copied.
-struct IndexRangeWalk {
+final class IndexRangeWalk {
     private let transaction: Transaction
     private let cursor: Cursor
     private let lowerKey: [UInt8]?
@@ -25,7 +25,7 @@ struct IndexRangeWalk {
 
     /// The identifier of the object the next entry names, or nil past the upper bound or at the index's end.
     /// - Throws: ``StoreError/Code-swift.struct/corrupted`` for an entry that does not name an object.
-    mutating func next() throws -> UInt64? {
+    func next() throws -> UInt64? {
         let entry: Entry?
         if started {
             entry = try cursor.next()

@@ -4,14 +4,12 @@ import Foundation
 public final class ObjectCursor {
     private enum Source {
         case entity(Cursor)
-        case index
+        case index(IndexRangeWalk)
         case sorted([DynamicObject], Int)
     }
 
     private let context: ReadContext
     private var source: Source
-    /// The walk over the condition's index, for a query an index answers (source `.index`).
-    private var indexWalk: IndexRangeWalk?
     private let query: ObjectQuery?
     private var started = false
     private var skipped = 0
@@ -38,8 +36,7 @@ public final class ObjectCursor {
         self.context = query.context
         self.query = query
         if let c = query.condition, let index = try query.conditionIndex() {
-            indexWalk = try IndexRangeWalk(c, index: index.dbi, in: query.context.txn)
-            source = .index
+            source = .index(try IndexRangeWalk(c, index: index.dbi, in: query.context.txn))
         } else {
             source = .entity(try query.context.txn.cursor(query.binding.dbi))
         }
@@ -96,9 +93,9 @@ public final class ObjectCursor {
         case .sorted: return nil
         case .entity(let cursor):
             return try nextFromEntity(cursor, query.binding)
-        case .index:
+        case .index(let walk):
             // Candidates only: the condition itself is checked on each object (``next()``).
-            while let id = try indexWalk?.next() {
+            while let id = try walk.next() {
                 if let object = try context.object(id, query.binding) { return object }
             }
             return nil
