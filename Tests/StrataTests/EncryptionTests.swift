@@ -10,7 +10,7 @@ import Testing
 @Suite struct EncryptionTests {
     static func schema(version: String = "v1", extra: Bool = false) throws -> Schema {
         try Schema(version) {
-            Entity("SecretNote") {
+            Entity("SecretNoteRecord") {
                 Attribute("confidentialText", .string).preservedOnDeletion()
                 Attribute("code", .string).indexed()
                 Attribute("serial", .string).unique()
@@ -34,7 +34,7 @@ import Testing
     static func fill(_ store: Store, count: Int) throws -> [ObjectID] {
         try store.write { (ctx) throws in
             try (0..<count).map { i in
-                try ctx.insert("SecretNote", ["confidentialText": .string(secret(i)), "code": .string("Zqcode\(i % 97)Xv"),
+                try ctx.insert("SecretNoteRecord", ["confidentialText": .string(secret(i)), "code": .string("Zqcode\(i % 97)Xv"),
                                               "serial": .string("Zqserial\(i)Xv"), "n": .int64(Int64(i))]).id
             }
         }
@@ -52,22 +52,22 @@ import Testing
             ids = try Self.fill(store, count: 50)
             // Values larger than the arena's chunks, and empty ones.
             ids += try store.write { ctx in
-                [try ctx.insert("SecretNote", ["confidentialText": .string(String(repeating: "Zq0123456789", count: 10_000)),
+                [try ctx.insert("SecretNoteRecord", ["confidentialText": .string(String(repeating: "Zq0123456789", count: 10_000)),
                                                "code": "", "serial": "big", "n": 50]).id,
-                 try ctx.insert("SecretNote", ["confidentialText": "", "code": "", "serial": "empty", "n": 51]).id]
+                 try ctx.insert("SecretNoteRecord", ["confidentialText": "", "code": "", "serial": "empty", "n": 51]).id]
             }
         }
         let store = try Store.open(at: dir.store, schema: try Self.schema(), configuration: Self.configuration(key))
         defer { store.close() }
         try store.read { (ctx) throws in
-            #expect(try ctx.object(ids[50], of: "SecretNote")?["confidentialText"] == .string(String(repeating: "Zq0123456789", count: 10_000)))
-            #expect(try ctx.object(ids[51], of: "SecretNote")?["confidentialText"] == .string(""))
+            #expect(try ctx.object(ids[50], of: "SecretNoteRecord")?["confidentialText"] == .string(String(repeating: "Zq0123456789", count: 10_000)))
+            #expect(try ctx.object(ids[51], of: "SecretNoteRecord")?["confidentialText"] == .string(""))
         }
         #expect(try store.info().formatVersion == 3)
         #expect(try store.info().isEncrypted)
         try store.read { (ctx) throws in
             for (i, id) in ids.prefix(50).enumerated() {
-                let note = try #require(try ctx.object(id, of: "SecretNote"))
+                let note = try #require(try ctx.object(id, of: "SecretNoteRecord"))
                 #expect(note["confidentialText"] == .string(Self.secret(i)))
             }
         }
@@ -130,31 +130,31 @@ import Testing
             defer { store.close() }
             _ = try store.write { (ctx) throws in
                 try (0..<10_000).map { i in
-                    try ctx.insert("SecretNote", ["confidentialText": .string(Self.secret(i)), "code": .string("Zqcode\(i % 97)Xv"),
+                    try ctx.insert("SecretNoteRecord", ["confidentialText": .string(Self.secret(i)), "code": .string("Zqcode\(i % 97)Xv"),
                                                   "serial": .string("Zqserial\(i)Xv"), "n": .int64(Int64(i))]).id
                 }
             }
             // Deletions put tombstones (the deleted values) into the history; updates change records and indexes.
             try store.write { (ctx) throws in
-                for note in try ctx.objects("SecretNote").where("n", from: .int64(0), to: .int64(100)).fetch() {
+                for note in try ctx.objects("SecretNoteRecord").where("n", from: .int64(0), to: .int64(100)).fetch() {
                     guard case .int64(let n) = note["n"] else { continue }
                     var changed = note
                     changed["confidentialText"] = .string("Zqupdated\(n)Xv")
                     try ctx.update(changed)
                 }
-                for id in try ctx.objects("SecretNote").where("n", from: .int64(9_900), to: nil).ids() {
-                    try ctx.delete(id, of: "SecretNote")
+                for id in try ctx.objects("SecretNoteRecord").where("n", from: .int64(9_900), to: nil).ids() {
+                    try ctx.delete(id, of: "SecretNoteRecord")
                 }
             }
             // The history holds the deleted values (tombstones): sealed like everything else.
             let history = try store.fetchHistory(after: nil).transactions
             #expect(history.count == 2)
-            #expect(history.last?.changes(of: "SecretNote")?.deleted.contains { $0.tombstone["confidentialText"] == .string(Self.secret(9_950)) } == true)
+            #expect(history.last?.changes(of: "SecretNoteRecord")?.deleted.contains { $0.tombstone["confidentialText"] == .string(Self.secret(9_950)) } == true)
         }
         let data = try StoreFileBytes.dataFile(of: dir.store)
         // Every string the app wrote starts with `Zq` and ends with `Xv`: none of them is in the file, nor the
         // model's entity and attribute names.
-        for needle in ["Zqsecret", "Zqcode", "Zqserial", "Zqupdated", "Xvplain", "SecretNote", "confidentialText"] {
+        for needle in ["Zqsecret", "Zqcode", "Zqserial", "Zqupdated", "Xvplain", "SecretNoteRecord", "confidentialText"] {
             #expect(StoreFileBytes.offsets(of: Array(needle.utf8), in: data).count == 0, "\(needle) is in the data file")
         }
         // The same search finds them in an unencrypted store (the check itself works).
@@ -165,24 +165,24 @@ import Testing
             _ = try Self.fill(store, count: 100)
         }
         let plain = try StoreFileBytes.dataFile(of: plainDir.store)
-        for needle in ["Zqsecret", "Zqcode", "Zqserial", "SecretNote", "confidentialText"] {
+        for needle in ["Zqsecret", "Zqcode", "Zqserial", "SecretNoteRecord", "confidentialText"] {
             #expect(StoreFileBytes.offsets(of: Array(needle.utf8), in: plain).count > 0)
         }
         // And the encrypted store still reads every value.
         let store = try Store.open(at: dir.store, schema: try Self.schema(), configuration: Self.configuration(key))
         defer { store.close() }
         try store.read { (ctx) throws in
-            #expect(try ctx.count("SecretNote") == 9_900)
+            #expect(try ctx.count("SecretNoteRecord") == 9_900)
             // One read transaction opens every record (a scan), each value right.
             var seen = 0
-            try ctx.objects("SecretNote").forEach { note in
+            try ctx.objects("SecretNoteRecord").forEach { note in
                 guard case .int64(let n) = note["n"] else { return }
                 let expected = n < 100 ? "Zqupdated\(n)Xv" : Self.secret(Int(n))
                 if note["confidentialText"] == .string(expected) { seen += 1 }
             }
             #expect(seen == 9_900)
-            #expect(try ctx.objects("SecretNote").where("serial", equals: .string("Zqserial5000Xv")).first()?["confidentialText"] == .string(Self.secret(5000)))
-            #expect(try ctx.objects("SecretNote").where("n", equals: .int64(50)).first()?["confidentialText"] == .string("Zqupdated50Xv"))
+            #expect(try ctx.objects("SecretNoteRecord").where("serial", equals: .string("Zqserial5000Xv")).first()?["confidentialText"] == .string(Self.secret(5000)))
+            #expect(try ctx.objects("SecretNoteRecord").where("n", equals: .int64(50)).first()?["confidentialText"] == .string("Zqupdated50Xv"))
         }
     }
 
@@ -194,30 +194,30 @@ import Testing
         defer { store.close() }
         _ = try Self.fill(store, count: 500)
         try store.read { (ctx) throws in
-            #expect(try ctx.objects("SecretNote").where("code", equals: .string("Zqcode3Xv")).count() == 6)
-            #expect(try ctx.objects("SecretNote").where("n", equals: .int64(42)).first()?["serial"] == .string("Zqserial42Xv"))
-            #expect(try ctx.objects("SecretNote").where("n", equals: .int64(100_000)).count() == 0)
+            #expect(try ctx.objects("SecretNoteRecord").where("code", equals: .string("Zqcode3Xv")).count() == 6)
+            #expect(try ctx.objects("SecretNoteRecord").where("n", equals: .int64(42)).first()?["serial"] == .string("Zqserial42Xv"))
+            #expect(try ctx.objects("SecretNoteRecord").where("n", equals: .int64(100_000)).count() == 0)
             // Ranges are answered by a scan (hashed keys order nothing), with the same results.
-            let range = try ctx.objects("SecretNote").where("n", from: .int64(10), to: .int64(20)).fetch()
+            let range = try ctx.objects("SecretNoteRecord").where("n", from: .int64(10), to: .int64(20)).fetch()
             #expect(range.compactMap { if case .int64(let v) = $0["n"] { v } else { nil } }.sorted() == Array(Int64(10)..<20))
-            let sorted = try ctx.objects("SecretNote").sorted(by: "n", ascending: false).limit(3).fetch()
+            let sorted = try ctx.objects("SecretNoteRecord").sorted(by: "n", ascending: false).limit(3).fetch()
             #expect(sorted.map { $0["n"] } == [.int64(499), .int64(498), .int64(497)])
         }
         do {
-            try store.write { _ = try $0.insert("SecretNote", ["confidentialText": "x", "code": "y", "serial": "Zqserial7Xv", "n": 1]) }
+            try store.write { _ = try $0.insert("SecretNoteRecord", ["confidentialText": "x", "code": "y", "serial": "Zqserial7Xv", "n": 1]) }
             Issue.record("a duplicate unique value was accepted")
         } catch let error as StoreError {
             #expect(error.code == .uniqueConstraintViolation)
         }
         // An updated value moves in the index: the old value finds nothing, the new one the object.
         try store.write { (ctx) throws in
-            var note = try #require(try ctx.objects("SecretNote").where("n", equals: .int64(7)).first())
+            var note = try #require(try ctx.objects("SecretNoteRecord").where("n", equals: .int64(7)).first())
             note["code"] = "Zqmoved"
             try ctx.update(note)
         }
         try store.read { (ctx) throws in
-            #expect(try ctx.objects("SecretNote").where("code", equals: "Zqmoved").count() == 1)
-            #expect(try ctx.objects("SecretNote").where("code", equals: .string("Zqcode7Xv")).count() == 5)
+            #expect(try ctx.objects("SecretNoteRecord").where("code", equals: "Zqmoved").count() == 1)
+            #expect(try ctx.objects("SecretNoteRecord").where("code", equals: .string("Zqcode7Xv")).count() == 5)
         }
         #expect(try store.verify().problems.isEmpty)
     }
@@ -262,7 +262,7 @@ import Testing
         }
     }
 
-    static func readError(_ url: URL, key: SymmetricKey, _ id: ObjectID, of entity: String = "SecretNote") throws -> StoreError? {
+    static func readError(_ url: URL, key: SymmetricKey, _ id: ObjectID, of entity: String = "SecretNoteRecord") throws -> StoreError? {
         let store = try Store.open(at: url, schema: try schema(), configuration: configuration(key))
         defer { store.close() }
         do {
@@ -297,7 +297,7 @@ import Testing
         }
         let changed = try #require(try Self.readError(dir.store, key: key, ids[3]))
         #expect(changed.code == .corruptedRecord)
-        #expect(changed.entity == "SecretNote")
+        #expect(changed.entity == "SecretNoteRecord")
         #expect(changed.objectID == ids[3])
         #expect(changed.reason?.contains("does not open") == true)
 
@@ -331,7 +331,7 @@ import Testing
         defer { store.close() }
         try store.read { (ctx) throws in
             for (i, id) in ids.enumerated() where ![3, 4, 5, 11].contains(i) {
-                #expect(try ctx.object(id, of: "SecretNote")?["confidentialText"] == .string(Self.secret(i)))
+                #expect(try ctx.object(id, of: "SecretNoteRecord")?["confidentialText"] == .string(Self.secret(i)))
             }
         }
         let damaged = Set(try store.verify().problems.filter { $0.kind == .corruptedRecord }.compactMap(\.objectID))
@@ -347,7 +347,7 @@ import Testing
             let store = try Store.open(at: dir.store, schema: try Self.schema(), configuration: Self.configuration(key))
             ids = try store.write { (ctx) throws in
                 try (0..<5).map { i in
-                    try ctx.insert("SecretNote", ["confidentialText": .string(dir === first ? "first \(i)" : "second \(i)"),
+                    try ctx.insert("SecretNoteRecord", ["confidentialText": .string(dir === first ? "first \(i)" : "second \(i)"),
                                                   "code": "c", "serial": .string("s\(i)"), "n": .int64(Int64(i))]).id
                 }
             }
@@ -364,7 +364,7 @@ import Testing
         #expect(error.code == .corruptedRecord)
         let store = try Store.open(at: second.store, schema: try Self.schema(), configuration: Self.configuration(key))
         defer { store.close() }
-        #expect(try store.read { try $0.object(ids[1], of: "SecretNote")?["confidentialText"] } == .string("second 1"))
+        #expect(try store.read { try $0.object(ids[1], of: "SecretNoteRecord")?["confidentialText"] } == .string("second 1"))
     }
 
     @Test func damagedSealedMetadataIsACorruptedStoreError() throws {
@@ -401,7 +401,7 @@ import Testing
         let store = try Store.temporary(schema: try Self.schema(), configuration: Self.configuration(key, history: true))
         defer { store.close() }
         let counts = ObservedValues<Int>()
-        let task = counts.record(store.observe { try $0.count("SecretNote") })
+        let task = counts.record(store.observe { try $0.count("SecretNoteRecord") })
         #expect(await counts.waitUntil { $0 == [0] })
         let start = try store.currentHistoryToken()
         _ = try Self.fill(store, count: 20)
@@ -409,7 +409,7 @@ import Testing
         task.cancel()
         let page = try store.fetchHistory(after: start)
         #expect(page.transactions.count == 1)
-        #expect(page.transactions.first?.changes(of: "SecretNote")?.inserted.count == 20)
+        #expect(page.transactions.first?.changes(of: "SecretNoteRecord")?.inserted.count == 20)
     }
 
     @Test func backupAndMigrationKeepAnEncryptedStoreEncrypted() throws {
@@ -430,7 +430,7 @@ import Testing
             #expect(error.code == .encryptionKeyRequired)
         }
         let restored = try Store.open(at: backup, schema: try Self.schema(), configuration: Self.configuration(key))
-        #expect(try restored.read { try $0.objects("SecretNote").where("serial", equals: "Zqserial3Xv").first()?["n"] } == .int64(3))
+        #expect(try restored.read { try $0.objects("SecretNoteRecord").where("serial", equals: "Zqserial3Xv").first()?["n"] } == .int64(3))
         restored.close()
 
         // A migration (an added attribute, and every record rewritten) keeps the store encrypted and readable.
@@ -439,18 +439,18 @@ import Testing
         try Store.migrate(at: dir.store, schema: try Self.schema(version: "v2", extra: true), plan: nil, configuration: migrating)
         let migrated = try Store.open(at: dir.store, schema: try Self.schema(version: "v2", extra: true), configuration: migrating)
         try migrated.read { (ctx) throws in
-            #expect(try ctx.count("SecretNote") == 20)
-            #expect(try ctx.objects("SecretNote").where("code", equals: .string("Zqcode5Xv")).first()?["confidentialText"] == .string(Self.secret(5)))
+            #expect(try ctx.count("SecretNoteRecord") == 20)
+            #expect(try ctx.objects("SecretNoteRecord").where("code", equals: .string("Zqcode5Xv")).first()?["confidentialText"] == .string(Self.secret(5)))
         }
         try migrated.write { (ctx) throws in
-            var note = try #require(try ctx.objects("SecretNote").where("n", equals: .int64(1)).first())
+            var note = try #require(try ctx.objects("SecretNoteRecord").where("n", equals: .int64(1)).first())
             note["remark"] = "Zqremark"
             try ctx.update(note)
         }
         #expect(try migrated.verify().problems.isEmpty)
         migrated.close()
         let after = try StoreFileBytes.dataFile(of: dir.store)
-        for needle in ["Zqsecret", "Zqcode", "Zqserial", "Zqremark", "SecretNote", "confidentialText"] {
+        for needle in ["Zqsecret", "Zqcode", "Zqserial", "Zqremark", "SecretNoteRecord", "confidentialText"] {
             #expect(StoreFileBytes.offsets(of: Array(needle.utf8), in: after).count == 0, "\(needle) is in the migrated store")
         }
     }
@@ -472,12 +472,12 @@ import Testing
         defer { store.close() }
         #expect(try store.maintenanceStatus().oldLayoutRecords == 300)
         // Old-layout records read through the projection while they wait.
-        #expect(try store.read { try $0.object(ids[7], of: "SecretNote")?["confidentialText"] } == .string(Self.secret(7)))
+        #expect(try store.read { try $0.object(ids[7], of: "SecretNoteRecord")?["confidentialText"] } == .string(Self.secret(7)))
         _ = try store.performMaintenance(batchSize: 64)
         #expect(try store.maintenanceStatus().isComplete)
         try store.read { (ctx) throws in
             for (i, id) in ids.enumerated() {
-                let note = try #require(try ctx.object(id, of: "SecretNote"))
+                let note = try #require(try ctx.object(id, of: "SecretNoteRecord"))
                 #expect(note["confidentialText"] == .string(Self.secret(i)))
                 #expect(note["remark"] == .null)
             }

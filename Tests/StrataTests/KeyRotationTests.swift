@@ -33,10 +33,10 @@ import Testing
     func expectEveryValue(_ store: Store, _ ids: [ObjectID], sourceLocation: SourceLocation = #_sourceLocation) throws {
         try store.read { (ctx) throws in
             for (i, id) in ids.enumerated() {
-                let note = try #require(try ctx.object(id, of: "SecretNote"), sourceLocation: sourceLocation)
+                let note = try #require(try ctx.object(id, of: "SecretNoteRecord"), sourceLocation: sourceLocation)
                 #expect(note["confidentialText"] == .string(EncryptionTests.secret(i)), sourceLocation: sourceLocation)
             }
-            #expect(try ctx.objects("SecretNote").where("serial", equals: .string("Zqserial17Xv")).first()?["n"] == .int64(17),
+            #expect(try ctx.objects("SecretNoteRecord").where("serial", equals: .string("Zqserial17Xv")).first()?["n"] == .int64(17),
                     sourceLocation: sourceLocation)
         }
     }
@@ -55,7 +55,7 @@ import Testing
         try Store.rotateEncryptionKey(at: dir.store, to: new, configuration: EncryptionTests.configuration(old))
         // A handle opened before the rotation is told to open the store again.
         do {
-            _ = try earlier.read { try $0.count("SecretNote") }
+            _ = try earlier.read { try $0.count("SecretNoteRecord") }
             Issue.record("a handle opened before the rotation read on")
         } catch let error as StoreError {
             #expect(error.code == .modelChanged)
@@ -86,12 +86,12 @@ import Testing
             // Records under either key read, and equality lookups and unique constraints see both.
             try expectEveryValue(store, ids)
             do {
-                try store.write { _ = try $0.insert("SecretNote", ["confidentialText": "x", "code": "y", "serial": "Zqserial900Xv", "n": 1]) }
+                try store.write { _ = try $0.insert("SecretNoteRecord", ["confidentialText": "x", "code": "y", "serial": "Zqserial900Xv", "n": 1]) }
                 Issue.record("a value the sweep has not reached was not seen as taken")
             } catch let error as StoreError {
                 #expect(error.code == .uniqueConstraintViolation)
             }
-            added = try store.write { try $0.insert("SecretNote", ["confidentialText": "Zqnew", "code": "c", "serial": "Zqserialnew", "n": 5_000]).id }
+            added = try store.write { try $0.insert("SecretNoteRecord", ["confidentialText": "Zqnew", "code": "c", "serial": "Zqserialnew", "n": 5_000]).id }
             store.close()
         }
         // Opened again: the sweep resumes where the last batch committed, and ends.
@@ -104,7 +104,7 @@ import Testing
             #expect(status.valuesUnderPreviousKey == nil)
             #expect(status.isComplete)
             try expectEveryValue(store, ids)
-            #expect(try store.read { try $0.object(added!, of: "SecretNote")?["confidentialText"] } == .string("Zqnew"))
+            #expect(try store.read { try $0.object(added!, of: "SecretNoteRecord")?["confidentialText"] } == .string("Zqnew"))
             #expect(try store.verify().problems.isEmpty)
             #expect(try store.fetchHistory(after: nil).transactions.count == 2)
             store.close()
@@ -176,10 +176,10 @@ import Testing
         let writer = Thread {
             for i in 0..<400 {
                 _ = try? store.write { ctx in
-                    guard var note = try ctx.object(targets[i * 5], of: "SecretNote") else { return }
+                    guard var note = try ctx.object(targets[i * 5], of: "SecretNoteRecord") else { return }
                     note["confidentialText"] = .string("Zqrewritten\(i)")
                     try ctx.update(note)
-                    _ = try ctx.insert("SecretNote", ["confidentialText": .string("Zqadded\(i)"), "code": "c",
+                    _ = try ctx.insert("SecretNoteRecord", ["confidentialText": .string("Zqadded\(i)"), "code": "c",
                                                       "serial": .string("Zqaddedserial\(i)"), "n": .int64(Int64(10_000 + i))])
                 }
             }
@@ -196,12 +196,12 @@ import Testing
         let reopened = try open(dir.store, StoreEncryption(key: new))
         defer { reopened.close() }
         try reopened.read { (ctx) throws in
-            #expect(try ctx.count("SecretNote") == 2_400)
+            #expect(try ctx.count("SecretNoteRecord") == 2_400)
             for i in 0..<400 {
-                #expect(try ctx.object(ids[i * 5], of: "SecretNote")?["confidentialText"] == .string("Zqrewritten\(i)"))
-                #expect(try ctx.objects("SecretNote").where("serial", equals: .string("Zqaddedserial\(i)")).first()?["confidentialText"] == .string("Zqadded\(i)"))
+                #expect(try ctx.object(ids[i * 5], of: "SecretNoteRecord")?["confidentialText"] == .string("Zqrewritten\(i)"))
+                #expect(try ctx.objects("SecretNoteRecord").where("serial", equals: .string("Zqaddedserial\(i)")).first()?["confidentialText"] == .string("Zqadded\(i)"))
             }
-            #expect(try ctx.object(ids[1], of: "SecretNote")?["confidentialText"] == .string(EncryptionTests.secret(1)))
+            #expect(try ctx.object(ids[1], of: "SecretNoteRecord")?["confidentialText"] == .string(EncryptionTests.secret(1)))
         }
         #expect(try reopened.verify().problems.isEmpty)
     }
@@ -225,7 +225,7 @@ import Testing
             // Updated before any batch of the sweep: only the unindexed text changes.
             try store.write { ctx in
                 for i in 0..<100 {
-                    var note = try #require(try ctx.object(ids[i], of: "SecretNote"))
+                    var note = try #require(try ctx.object(ids[i], of: "SecretNoteRecord"))
                     note["confidentialText"] = .string("Zqupdated\(i)Xv")
                     try ctx.update(note)
                 }
@@ -238,10 +238,10 @@ import Testing
         defer { store.close() }
         try store.read { (ctx) throws in
             for i in 0..<300 {
-                #expect(try ctx.objects("SecretNote").where("serial", equals: .string("Zqserial\(i)Xv")).first()?.id == ids[i], "serial of note \(i)")
-                #expect(try ctx.objects("SecretNote").where("n", equals: .int64(Int64(i))).count() == 1, "n of note \(i)")
+                #expect(try ctx.objects("SecretNoteRecord").where("serial", equals: .string("Zqserial\(i)Xv")).first()?.id == ids[i], "serial of note \(i)")
+                #expect(try ctx.objects("SecretNoteRecord").where("n", equals: .int64(Int64(i))).count() == 1, "n of note \(i)")
             }
-            #expect(try ctx.object(ids[7], of: "SecretNote")?["confidentialText"] == .string("Zqupdated7Xv"))
+            #expect(try ctx.object(ids[7], of: "SecretNoteRecord")?["confidentialText"] == .string("Zqupdated7Xv"))
         }
         #expect(try store.verify().problems.isEmpty)
     }
