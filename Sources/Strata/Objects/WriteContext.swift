@@ -120,7 +120,7 @@ public final class WriteContext: ReadContext {
     @discardableResult
     public func insert(_ entity: String, _ values: [String: Value] = [:]) throws -> DynamicObject {
         let binding = try binding(entity)
-        var row = binding.initialValues
+        var row = binding.initialValues.withOwnStorage()
         for (name, value) in values {
             guard let i = binding.position(of: name) else { throw StoreError.unknownAttribute(entity: entity, name: name) }
             row[i] = value
@@ -141,7 +141,7 @@ public final class WriteContext: ReadContext {
         for other in model.entities where try exists(id.rawValue, other) {
             throw StoreError.uniqueConstraintViolation(entity: other.name, attribute: "id", value: id.description, existing: id)
         }
-        var row = binding.initialValues
+        var row = binding.initialValues.withOwnStorage()
         for (name, value) in values {
             guard let i = binding.position(of: name) else { throw StoreError.unknownAttribute(entity: entity, name: name) }
             row[i] = value

@@ -29,7 +29,7 @@ public final class InstanceMigrationContext: MigrationContext {
     @discardableResult
     public func insert(_ entity: String, _ values: [String: Value] = [:], keepingSourceID: Bool = false) throws -> ObjectID {
         try withAllowedBinding(entity) { binding in
-            var row = binding.initialValues
+            var row = binding.initialValues.withOwnStorage()
             for (name, value) in values {
                 guard let i = binding.position(of: name) else { throw StoreError.unknownAttribute(entity: entity, name: name) }
                 row[i] = value
@@ -93,7 +93,7 @@ public final class InstanceMigrationContext: MigrationContext {
     public func lookupOrInsert(_ table: String, key: Value, entity: String, values: [String: Value]) throws -> ObjectID {
         if let existing = try lookup(table, key) { return existing }
         let id = try withAllowedBinding(entity) { binding in
-            var row = binding.initialValues
+            var row = binding.initialValues.withOwnStorage()
             for (name, value) in values {
                 guard let i = binding.position(of: name) else { throw StoreError.unknownAttribute(entity: entity, name: name) }
                 row[i] = value

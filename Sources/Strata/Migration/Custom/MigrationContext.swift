@@ -216,7 +216,7 @@ public class MigrationContext {
     /// and pass to ``InstanceMigrationContext/insert(_:keepingSourceID:)``.
     public func makeObject(_ entity: String) throws -> DynamicObject {
         try withDestinationEntity(named: entity) { binding in
-            DynamicObject(id: ObjectID(rawValue: 0), binding: binding, values: binding.initialValues)
+            DynamicObject(id: ObjectID(rawValue: 0), binding: binding, values: binding.initialValues.withOwnStorage())
         }
     }
 
@@ -290,7 +290,7 @@ public class MigrationContext {
     public func inferredObject(for source: DynamicObject) throws -> DynamicObject {
         // The program is lent and its steps read in place: a policy calls this once per object.
         try runner.withInference(for: source.binding) { program in
-            var values = program.destination.initialValues
+            var values = program.destination.initialValues.withOwnStorage()
             program.steps.withUnsafeBufferPointer { steps in
                 for i in steps.indices {
                     var v = Widening.convert(source.values[steps[i].source], steps[i].conversion)

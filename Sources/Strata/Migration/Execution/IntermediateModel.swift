@@ -45,7 +45,7 @@ struct IntermediateModel {
 
     /// The intermediate object for a source object.
     func object(id: UInt64, sourceValues: [Value], sourceBinding: EntityBinding) throws -> DynamicObject {
-        var values = binding.initialValues
+        var values = binding.initialValues.withOwnStorage()
         for (i, a) in entity.attributes.enumerated() {
             guard let m = plan.attributes.first(where: { $0.name == a.name }) else { continue }
             switch m.origin {
@@ -69,7 +69,7 @@ struct IntermediateModel {
 
     /// The destination values of a scripted object.
     func destinationValues(of object: DynamicObject, destination: EntityBinding) throws -> [Value] {
-        var row = destination.initialValues
+        var row = destination.initialValues.withOwnStorage()
         for (i, name) in destination.attributeNames.enumerated() {
             if let j = binding.position(of: name) { row[i] = object.values[j] }
         }

@@ -54,7 +54,7 @@ final class RowEncoder: Encoder {
 
     init(binding: EntityBinding) {
         self.binding = binding
-        self.values = binding.initialValues
+        self.values = binding.initialValues.withOwnStorage()
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
