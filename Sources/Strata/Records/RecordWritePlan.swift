@@ -59,17 +59,24 @@ struct RecordWritePlan: @unchecked Sendable {
             let bitmapOffset = RecordCodec.begin(layout, into: &w)
             headerMemory = .allocate(byteCount: max(1, w.count), alignment: 8)
             headerMemory.copyMemory(from: w.buffer.baseAddress!, byteCount: w.count)
-            let requiredSet = Set(required)
             let codes = layout.fieldTypes.map(TypeCode.code)
-            fieldMemory = .allocate(capacity: max(1, codes.count))
-            slotMemory = .allocate(capacity: max(1, attributeCount))
-            for a in 0..<attributeCount { (slotMemory + a).initialize(to: Slot(field: -1, code: 0, isIndexed: false)) }
-            for (f, code) in codes.enumerated() {
-                let a = fieldAttributes[f]
-                (fieldMemory + f).initialize(to: Field(attribute: Int32(a), code: code, isRequired: requiredSet.contains(a)))
-                slotMemory[a].field = Int32(f)
-                slotMemory[a].code = code
+            let fields = UnsafeMutablePointer<Field>.allocate(capacity: max(1, codes.count))
+            let slots = UnsafeMutablePointer<Slot>.allocate(capacity: max(1, attributeCount))
+            for a in 0..<attributeCount { (slots + a).initialize(to: Slot(field: -1, code: 0, isIndexed: false)) }
+            // Which attributes are required, by position, on the stack: a `Set` here was the first use of `Set`'s
+            // code at a process's first open (about 8 % of its time, most of it page faults; `perf`).
+            withUnsafeTemporaryAllocation(of: Bool.self, capacity: max(1, attributeCount)) { isRequired in
+                isRequired.initialize(repeating: false)
+                for a in required where a >= 0 && a < attributeCount { isRequired[a] = true }
+                for (f, code) in codes.enumerated() {
+                    let a = fieldAttributes[f]
+                    (fields + f).initialize(to: Field(attribute: Int32(a), code: code, isRequired: isRequired[a]))
+                    slots[a].field = Int32(f)
+                    slots[a].code = code
+                }
             }
+            fieldMemory = fields
+            slotMemory = slots
             for a in indexed where a < attributeCount { slotMemory[a].isIndexed = true }
             plan = RecordWritePlan(fields: UnsafeBufferPointer(start: fieldMemory, count: codes.count),
                                    slots: UnsafeBufferPointer(start: slotMemory, count: attributeCount),
