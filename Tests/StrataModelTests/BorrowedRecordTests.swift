@@ -111,6 +111,35 @@ import Testing
         }
     }
 
+    @Test("a borrowed string kept past its read stays ended while later transactions reuse its lease slot")
+    func keptStringsStayEndedWhenTheirLeaseSlotIsReused() throws {
+        let store = try Store.temporary(schema: try Schema(Library.self))
+        defer { store.close() }
+        try store.write { ctx in for i in 0..<3 { try ctx.insert(Self.item(i)) } }
+        var kept: [BorrowedString] = []
+        try store.read { ctx in
+            try ctx.objects(Library.Item.self).forEachRecord { kept.append(try $0.code) }
+        }
+        #expect(kept.count == 3)
+        // A transaction takes the slot freed last: the kept strings' slot now belongs to a running transaction that
+        // has made as many changes (none) as theirs had.
+        for round in 0..<3 {
+            try store.read { ctx in
+                try ctx.objects(Library.Item.self).forEachRecord { r in
+                    let code = try r.code
+                    #expect(try code.hasPrefix("code-"))
+                    for s in kept { Self.expectEnded { _ = try s.string() } }
+                }
+            }
+            try store.write { ctx in
+                for s in kept { Self.expectEnded { _ = try s.utf8Count } }
+                try ctx.insert(Library.Owner(name: "owner \(round)"))
+                for s in kept { Self.expectEnded { _ = try s.equals("code-0") } }
+            }
+        }
+        for s in kept { Self.expectEnded { _ = try s.string() } }
+    }
+
     @Test("records of an older layout read through its projection, borrowed as owned")
     func olderLayoutsThroughProjections() throws {
         let dir = try TemporaryDirectory("borrowed-projection")

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A stored string read in place, without copying it: the UTF-8 bytes of a record in the store's memory map,
 /// from a borrowed record (``ModelQuery/forEachRecord(_:)``). Compare it, test its prefix or hash it where it
@@ -18,30 +19,26 @@ public struct BorrowedString: CustomStringConvertible {
     /// own: a borrowed string made for every record a scan reads is then released with one plain release (an
     /// optional `String` member was destroyed through its generic value witness).
     @usableFromInline let owned: OwnedText?
-    /// The lease (``ReadLease``) the string was read under, held as its two parts: a member of a struct of its own
-    /// was destroyed through that struct's value witness for every string a scan reads.
-    @usableFromInline let txn: Transaction
-    @usableFromInline let changes: Int
+    /// The lease the string was read under: no reference to the transaction (``LeaseSlots``).
+    @usableFromInline let lease: ReadLease
 
     @inlinable
     init(bytes: UnsafeRawBufferPointer, lease: ReadLease) {
         self.bytes = bytes
         self.owned = nil
-        self.txn = lease.txn
-        self.changes = lease.changes
+        self.lease = lease
     }
 
     init(owned: String, lease: ReadLease) {
         self.bytes = UnsafeRawBufferPointer(start: nil, count: 0)
         self.owned = OwnedText(owned)
-        self.txn = lease.txn
-        self.changes = lease.changes
+        self.lease = lease
     }
 
     /// Calls `body` with the string's UTF-8 bytes.
     @inlinable
     public func withUTF8<R>(_ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        try ReadLease(txn: txn, changes: changes).check()
+        try lease.check()
         if let owned { return try owned.withUTF8(body) }
         return try body(bytes)
     }
@@ -127,26 +124,27 @@ final class OwnedText {
 }
 
 /// The validity of memory a borrowed record points into: the transaction it was read in, until it ends or (in a
-/// write) makes its next change.
+/// write) makes its next change. Holds no reference to the transaction: it checks the transaction's lease slot
+/// (``LeaseSlots``), so copying or dropping a lease costs no reference counting.
 @usableFromInline
 struct ReadLease {
-    @usableFromInline let txn: Transaction
+    @usableFromInline let slot: UnsafeMutablePointer<LeaseSlot>
+    @usableFromInline let serial: UInt64
     @usableFromInline let changes: Int
 
-    init(_ txn: Transaction) {
-        self.txn = txn
-        self.changes = txn.changes
-    }
-
+    /// A lease on `txn` as it is after `changes` changes.
     @inlinable
     init(txn: Transaction, changes: Int) {
-        self.txn = txn
+        self.slot = txn.leaseSlot
+        self.serial = txn.serial
         self.changes = changes
     }
 
-    /// Throws ``StoreError/transactionEnded`` when the memory read under this lease may have changed.
+    /// Throws ``StoreError/transactionEnded`` when the memory read under this lease may have changed: its
+    /// transaction ended (its slot shows no serial, or another transaction's) or made a change since.
     @inlinable @inline(__always)
     func check() throws {
-        guard !txn.isFinished, txn.changes == changes else { throw StoreError.transactionEnded }
+        guard slot.pointee.serial.load(ordering: .relaxed) == serial,
+              slot.pointee.changes.load(ordering: .relaxed) == changes else { throw StoreError.transactionEnded }
     }
 }

@@ -15,8 +15,18 @@ final class Transaction {
     /// after it (LMDB's rule for write transactions).
     @usableFromInline @exclusivity(unchecked) private(set) var changes = 0
 
-    /// Counts a change made through a cursor of this transaction.
-    @inline(__always) func noteChange() { changes &+= 1 }
+    /// This transaction's lease slot (``LeaseSlots``): where values read in place check that it still runs
+    /// unchanged. Held from `init` to `deinit`.
+    @usableFromInline let leaseSlot: UnsafeMutablePointer<LeaseSlot>
+    /// This transaction's serial, unique in the process: what its slot shows until it ends.
+    @usableFromInline let serial: UInt64
+
+    /// Counts a change (a put, a delete, a drop, through the transaction or one of its cursors), here and in the
+    /// lease slot.
+    @inline(__always) func noteChange() {
+        changes &+= 1
+        leaseSlot.pointee.changes.store(changes, ordering: .relaxed)
+    }
     /// An LMDB call failed in this write transaction: LMDB allows only abort from here.
     private(set) var hasFailed = false
     /// `MDB_MAP_FULL` was returned by a put or by commit: the unit of work is retried after growth.
@@ -50,13 +60,17 @@ final class Transaction {
         self.pointer = pointer
         self.isWrite = isWrite
         self.environment = environment
+        (leaseSlot, serial) = LeaseSlots.claim()
         self.keyring = environment.keyring
         if isWrite, keyring?.hasPlainValues ?? true, !environment.wrotePlainPages.load(ordering: .relaxed) {
             environment.wrotePlainPages.store(true, ordering: .relaxed)
         }
     }
 
-    deinit { freeOpenedValues() }
+    deinit {
+        freeOpenedValues()
+        LeaseSlots.release(leaseSlot)
+    }
 
     // MARK: Sealing
 
@@ -185,7 +199,7 @@ final class Transaction {
         try ensureUsable()
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        changes &+= 1
+        noteChange()
         let rc = FaultInjection.lmdbFault(.put) ?? mdb_put(pointer, dbi, &k, &v, flags)
         if rc == MDB_KEYEXIST { return false }
         try check(rc, "mdb_put")
@@ -200,10 +214,10 @@ final class Transaction {
         let rc: Int32
         if let value {
             var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-            changes &+= 1
+            noteChange()
             rc = FaultInjection.lmdbFault(.delete) ?? mdb_del(pointer, dbi, &k, &v)
         } else {
-            changes &+= 1
+            noteChange()
             rc = FaultInjection.lmdbFault(.delete) ?? mdb_del(pointer, dbi, &k, nil)
         }
         if rc == MDB_NOTFOUND { return false }
@@ -214,7 +228,7 @@ final class Transaction {
     /// Empties a database (`delete: false`) or deletes it and closes its handle at commit (`delete: true`).
     func drop(_ dbi: MDB_dbi, delete: Bool) throws {
         try ensureUsable()
-        changes &+= 1
+        noteChange()
         let rc = FaultInjection.lmdbFault(.drop) ?? mdb_drop(pointer, dbi, delete ? 1 : 0)
         try check(rc, "mdb_drop")
     }
@@ -295,7 +309,7 @@ final class Transaction {
     func commit() throws {
         try ensureUsable()
         endCursors()
-        isFinished = true
+        finish()
         let rc: Int32
         // Injected failures hit write transactions: LMDB's commit of a read-only transaction cannot fail.
         if isWrite, let injected = FaultInjection.lmdbFault(.commit) {
@@ -313,7 +327,7 @@ final class Transaction {
     func abort() {
         guard !isFinished else { return }
         endCursors()
-        isFinished = true
+        finish()
         mdb_txn_abort(pointer)
         environment.transactionEnded(self, committed: false)
     }
@@ -322,9 +336,15 @@ final class Transaction {
     func reset() {
         guard !isFinished else { return }
         endCursors()
-        isFinished = true
+        finish()
         mdb_txn_reset(pointer)
         environment.transactionEnded(self, committed: false)
+    }
+
+    /// Marks the transaction ended, here and in its lease slot.
+    private func finish() {
+        isFinished = true
+        LeaseSlots.end(leaseSlot)
     }
 
     private func endCursors() {
