@@ -126,6 +126,12 @@ final class EntityBinding: Sendable {
     let attributeNames: [String]
     /// The UTF-8 length of each attribute name (``position(of:)`` compares lengths before names).
     let attributeNameLengths: [Int]
+    /// Each attribute name's two words as a `String` holds them (empty where a `String` is not two words):
+    /// ``position(of:)`` compares them first. Equal words are equal strings — a small name's words are its bytes,
+    /// a large one's point at storage the binding's own copy keeps alive and unchanged — so a name passed as a
+    /// literal of the app (or as the binding's own name) is found without comparing characters; any other
+    /// spelling of it falls through to the comparison of names.
+    private let attributeNameWords: [UInt64]
     let attributeTypes: [AttributeType]
     /// Each attribute's ``TypeCode`` (matched against ``TypeCode/code(of:)`` where a value is set by name).
     let attributeCodes: [UInt8]
@@ -190,6 +196,9 @@ final class EntityBinding: Sendable {
         self.dbi = dbi
         attributeNames = entity.attributes.map(\.name)
         attributeNameLengths = attributeNames.map(\.utf8.count)
+        attributeNameWords = MemoryLayout<String>.size == 16
+            ? attributeNames.flatMap { name -> [UInt64] in let w = unsafeBitCast(name, to: (UInt64, UInt64).self); return [w.0, w.1] }
+            : []
         attributeTypes = entity.attributes.map(\.type)
         attributeCodes = attributeTypes.map(TypeCode.code)
         attributeCount = entity.attributes.count
@@ -274,6 +283,18 @@ final class EntityBinding: Sendable {
     /// entities are searched in order; larger ones through the dictionary.
     @inline(__always)
     func position(of name: String) -> Int? {
+        if MemoryLayout<String>.size == 16, attributeCount <= 32, attributeNameWords.count == 2 * attributeCount {
+            let w = unsafeBitCast(name, to: (UInt64, UInt64).self)
+            let found = attributeNameWords.withUnsafeBufferPointer { words -> Int? in
+                var i = 0
+                while i < attributeCount {
+                    if words[2 * i] == w.0, words[2 * i + 1] == w.1 { return i }
+                    i += 1
+                }
+                return nil
+            }
+            if let found { return found }
+        }
         if attributeNames.count <= 12 {
             // Names of another length are passed over without a string comparison.
             let length = name.utf8.count
