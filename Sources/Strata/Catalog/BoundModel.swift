@@ -126,12 +126,13 @@ final class EntityBinding: Sendable {
     let attributeNames: [String]
     /// The UTF-8 length of each attribute name (``position(of:)`` compares lengths before names).
     let attributeNameLengths: [Int]
-    /// Each attribute name's two words as a `String` holds them (empty where a `String` is not two words):
+    /// Each attribute name's two words as a `String` holds them, two per attribute (empty where a `String` is not
+    /// two words):
     /// ``position(of:)`` compares them first. Equal words are equal strings — a small name's words are its bytes,
     /// a large one's point at storage the binding's own copy keeps alive and unchanged — so a name passed as a
     /// literal of the app (or as the binding's own name) is found without comparing characters; any other
     /// spelling of it falls through to the comparison of names.
-    private let attributeNameWords: [UInt64]
+    private let attributeNameWords: [Int]
     let attributeTypes: [AttributeType]
     /// Each attribute's ``TypeCode`` (matched against ``TypeCode/code(of:)`` where a value is set by name).
     let attributeCodes: [UInt8]
@@ -196,9 +197,17 @@ final class EntityBinding: Sendable {
         self.dbi = dbi
         attributeNames = entity.attributes.map(\.name)
         attributeNameLengths = attributeNames.map(\.utf8.count)
-        attributeNameWords = MemoryLayout<String>.size == 16
-            ? attributeNames.flatMap { name -> [UInt64] in let w = unsafeBitCast(name, to: (UInt64, UInt64).self); return [w.0, w.1] }
-            : []
+        // `[Int]`, a type the first open has already made (a new array type costs a look-up by mangled name).
+        var words: [Int] = []
+        if MemoryLayout<String>.size == 16 {
+            words.reserveCapacity(2 * attributeNames.count)
+            for name in attributeNames {
+                let w = unsafeBitCast(name, to: (Int, Int).self)
+                words.append(w.0)
+                words.append(w.1)
+            }
+        }
+        attributeNameWords = words
         attributeTypes = entity.attributes.map(\.type)
         attributeCodes = attributeTypes.map(TypeCode.code)
         attributeCount = entity.attributes.count
@@ -283,8 +292,8 @@ final class EntityBinding: Sendable {
     /// entities are searched in order; larger ones through the dictionary.
     @inline(__always)
     func position(of name: String) -> Int? {
-        if MemoryLayout<String>.size == 16, attributeCount <= 32, attributeNameWords.count == 2 * attributeCount {
-            let w = unsafeBitCast(name, to: (UInt64, UInt64).self)
+        if MemoryLayout<String>.size == 16, attributeCount <= 32 {
+            let w = unsafeBitCast(name, to: (Int, Int).self)
             let found = attributeNameWords.withUnsafeBufferPointer { words -> Int? in
                 var i = 0
                 while i < attributeCount {

@@ -9,11 +9,8 @@ final class Transaction {
     let isWrite: Bool
     unowned let environment: Environment
 
-    // Unchecked (these two): a transaction is used by one thread, and borrowed records check them on every read.
+    // Unchecked: a transaction is used by one thread, and borrowed records check it on every read.
     @usableFromInline @exclusivity(unchecked) private(set) var isFinished = false
-    /// Changes made so far (puts, deletes, drops): a pointer into the map read before a change may be stale
-    /// after it (LMDB's rule for write transactions).
-    @usableFromInline @exclusivity(unchecked) private(set) var changes = 0
 
     /// This transaction's lease slot (``LeaseSlots``): where values read in place check that it still runs
     /// unchanged. Held from `init` to `deinit`.
@@ -21,11 +18,17 @@ final class Transaction {
     /// This transaction's serial, unique in the process: what its slot shows until it ends.
     @usableFromInline let serial: UInt64
 
-    /// Counts a change (a put, a delete, a drop, through the transaction or one of its cursors), here and in the
-    /// lease slot.
+    /// Changes made so far (puts, deletes, drops): a pointer into the map read before a change may be stale
+    /// after it (LMDB's rule for write transactions). Kept in the lease slot alone, so that borrowed values and
+    /// this transaction can never disagree about it.
+    @usableFromInline var changes: Int {
+        @inline(__always) get { leaseSlot.pointee.changes.load(ordering: .relaxed) }
+    }
+
+    /// Counts a change (a put, a delete, a drop, through the transaction or one of its cursors). Only this
+    /// transaction's thread writes its slot's count, so a load and a store suffice.
     @inline(__always) func noteChange() {
-        changes &+= 1
-        leaseSlot.pointee.changes.store(changes, ordering: .relaxed)
+        leaseSlot.pointee.changes.store(changes &+ 1, ordering: .relaxed)
     }
     /// An LMDB call failed in this write transaction: LMDB allows only abort from here.
     private(set) var hasFailed = false
