@@ -204,6 +204,44 @@ import Testing
         }
     }
 
+    /// CRC-32C byte by byte from a table built from the definition (for long inputs, where bit by bit is slow).
+    static func tableCRC32C(_ bytes: ArraySlice<UInt8>, seed: UInt32 = 0) -> UInt32 {
+        let table: [UInt32] = (0..<256).map { i in
+            var c = UInt32(i)
+            for _ in 0..<8 { c = c & 1 != 0 ? (c >> 1) ^ 0x82F6_3B78 : c >> 1 }
+            return c
+        }
+        var crc = ~seed
+        for b in bytes { crc = table[Int(UInt8(truncatingIfNeeded: crc) ^ b)] ^ (crc >> 8) }
+        return ~crc
+    }
+
+    @Test("records of 96 bytes and more (checksummed in three streams) get the checksum of the definition, at every length, block count and alignment")
+    func longRecordsMatchTheDefinition() {
+        var random = SeededGenerator(seed: 0xC3C3)
+        let data: [UInt8] = (0..<3_400).map { _ in UInt8.random(in: 0...255, using: &random) }
+        #expect(Self.tableCRC32C(data[0..<200]) == Self.bitwiseCRC32C(Array(data[0..<200])))
+        // Every length up to 600 (each count of 8-byte blocks a stream can take below its maximum), then beyond
+        // one round of three full streams (1,536 bytes) in steps that vary the tail.
+        let lengths = Array(0...600) + Array(stride(from: 601, through: 3_390, by: 11))
+        for start in 0..<8 {
+            for length in lengths where start + length <= data.count {
+                let slice = data[start..<(start + length)]
+                let expected = Self.tableCRC32C(slice)
+                let got = slice.withUnsafeBytes { Checksum.crc32c($0) }
+                #expect(got == expected, "start \(start) length \(length)")
+                let seeded = slice.withUnsafeBytes { Checksum.crc32c($0, seed: 0x9E37_79B9) }
+                #expect(seeded == Self.tableCRC32C(slice, seed: 0x9E37_79B9), "seeded, start \(start) length \(length)")
+                if got != expected { return }
+            }
+        }
+        // A record's checksum (key, then bytes) over a long record.
+        let key = Array(data[0..<12])
+        let record = Array(data[100..<1_300])
+        let concatenated = key.withUnsafeBytes { k in record.withUnsafeBytes { Checksum.crc32c(k, then: $0) } }
+        #expect(concatenated == Self.tableCRC32C((key + record)[...]))
+    }
+
     @Test("a UUID field holds its uuid bytes in order, and reads back as the UUID Foundation builds from them, at any alignment")
     func uuidFieldsAreTheirBytes() {
         var random = SeededGenerator(seed: 0x0DDB_A11)
