@@ -18,6 +18,10 @@ uint32_t strata_crc32c(uint32_t crc, const void *data, size_t length);
 /// `strata_crc32c(strata_crc32c(0, a, alength), b, blength)` (a record's checksum: its key, then its bytes).
 uint32_t strata_crc32c_concat(const void *a, size_t alength, const void *b, size_t blength);
 
+/// Hints to the CPU that the bytes at `address` will be read soon (a prefetch: it never faults, whatever the
+/// address).
+static inline void strata_prefetch(const void *address) { __builtin_prefetch(address, 0, 3); }
+
 /// Installs (once per process) a `pthread_atfork` child handler that marks the process as forked.
 void strata_install_fork_detector(void);
 
