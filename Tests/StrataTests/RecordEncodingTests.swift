@@ -221,8 +221,9 @@ import Testing
         var random = SeededGenerator(seed: 0xC3C3)
         let data: [UInt8] = (0..<3_400).map { _ in UInt8.random(in: 0...255, using: &random) }
         #expect(Self.tableCRC32C(data[0..<200]) == Self.bitwiseCRC32C(Array(data[0..<200])))
-        // Every length up to 600 (each count of 8-byte blocks a stream can take below its maximum), then beyond
-        // one round of three full streams (1,536 bytes) in steps that vary the tail.
+        // Every length to 600, then to 3,390 in steps of 11 (fewer than the 24 bytes that give each stream one more
+        // 8-byte block): every block count a stream takes (4 to 64), rounds of three full streams (1,536 bytes)
+        // followed by more, and tails of every size.
         let lengths = Array(0...600) + Array(stride(from: 601, through: 3_390, by: 11))
         for start in 0..<8 {
             for length in lengths where start + length <= data.count {

@@ -21,7 +21,7 @@ extension EntityBinding {
         var entry = try cursor.first()
         while let e = entry {
             // LMDB puts each node it adds to a page just below the one added before: records written in key order
-            // lie one below the other, so the next record is most often in the 256 bytes below this one's key.
+            // lie one below the other, so the next record's key is most often within 264 bytes below this one's.
             // Asked for now, its bytes arrive while this one is read (a hint: a wrong guess costs nothing).
             if let key = e.key.baseAddress {
                 strata_prefetch(key - 72); strata_prefetch(key - 136); strata_prefetch(key - 200); strata_prefetch(key - 264)
