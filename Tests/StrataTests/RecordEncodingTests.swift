@@ -204,15 +204,17 @@ import Testing
         }
     }
 
-    /// CRC-32C byte by byte from a table built from the definition (for long inputs, where bit by bit is slow).
+    /// The byte-at-a-time table of CRC-32C, built from the definition once.
+    static let crcTable: [UInt32] = (0..<256).map { i in
+        var c = UInt32(i)
+        for _ in 0..<8 { c = c & 1 != 0 ? (c >> 1) ^ 0x82F6_3B78 : c >> 1 }
+        return c
+    }
+
+    /// CRC-32C byte by byte through ``crcTable`` (for long inputs, where bit by bit is slow).
     static func tableCRC32C(_ bytes: ArraySlice<UInt8>, seed: UInt32 = 0) -> UInt32 {
-        let table: [UInt32] = (0..<256).map { i in
-            var c = UInt32(i)
-            for _ in 0..<8 { c = c & 1 != 0 ? (c >> 1) ^ 0x82F6_3B78 : c >> 1 }
-            return c
-        }
         var crc = ~seed
-        for b in bytes { crc = table[Int(UInt8(truncatingIfNeeded: crc) ^ b)] ^ (crc >> 8) }
+        for b in bytes { crc = crcTable[Int(UInt8(truncatingIfNeeded: crc) ^ b)] ^ (crc >> 8) }
         return ~crc
     }
 
