@@ -1,6 +1,7 @@
 // CRC-32C (Castagnoli, polynomial 0x1EDC6F41, reflected 0x82F63B78).
-// Hardware path: SSE4.2 `crc32` (three streams joined with PCLMULQDQ) on x86-64, the ARMv8 CRC extension on
-// AArch64; software path: slicing-by-8.
+// Hardware path: three streams of the CPU's CRC-32C instruction joined with a carry-less multiplication — SSE4.2
+// `crc32` and PCLMULQDQ on x86-64, the ARMv8 CRC extension and PMULL on AArch64 — chosen when the CPU reports
+// them; software path: slicing-by-8.
 #include "CStrataSupport.h"
 #include <pthread.h>
 #include <string.h>
@@ -43,12 +44,11 @@ static uint32_t crc_software(uint32_t crc, const unsigned char *p, size_t n) {
     return crc;
 }
 
-#if defined(__x86_64__)
-#include <nmmintrin.h>
-#include <wmmintrin.h>
-
-// Three streams side by side. A `crc32` step waits three cycles for the one before it, and the CPU can start one
-// every cycle: a record is cut into three blocks of L bytes whose CRCs are computed in one loop, then joined.
+#if defined(__x86_64__) || defined(__aarch64__)
+// Three streams side by side. A CRC-32C instruction waits three cycles for the one before it, and the CPU can
+// start one every cycle (x86-64's `crc32`, and AArch64's `crc32cx` on Apple's and Arm's big cores by their
+// published latencies): a record is cut into three blocks of L bytes whose CRCs are computed in one loop, then
+// joined.
 // The CRC of A then B, from A's running value a and B's value b computed from 0, is a·x^(8·|B|) + b (mod P): the
 // running value "shifted" over B's bytes. Shifting by L bytes is one carry-less multiplication by
 // x^(8L−33) mod P and one `crc32` of the product (the product of two bit-reflected 32-bit values is the
@@ -76,6 +76,11 @@ static const uint32_t shift_constants[128] = {
     0x80FF0093u, 0xB42AE3D9u, 0x8FE4C34Du, 0x2178513Au, 0xDF99FC11u, 0xE0AC139Eu, 0x6C23E841u, 0x170076FAu,
 };
 enum { stream_words_max = 64, three_streams_from = 96 };
+#endif
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#include <wmmintrin.h>
 
 __attribute__((target("sse4.2,pclmul")))
 static uint32_t crc_hardware(uint32_t crc, const unsigned char *p, size_t n) {
@@ -105,22 +110,105 @@ static uint32_t crc_hardware(uint32_t crc, const unsigned char *p, size_t n) {
 }
 static int crc_hardware_available(void) {
     static int cached = -1;
-    if (cached < 0) {
+    int available = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (available < 0) {
         __builtin_cpu_init();
-        cached = __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul") ? 1 : 0;
+        available = __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul") ? 1 : 0;
+        __atomic_store_n(&cached, available, __ATOMIC_RELAXED);
     }
-    return cached;
+    return available;
 }
-#elif defined(__aarch64__) && defined(__ARM_FEATURE_CRC32)
+#elif defined(__aarch64__)
+// The CRC instructions are an extension of ARMv8.0 (mandatory from ARMv8.1): an iOS device build (clang's
+// `apple-a7` CPU) and a generic aarch64 Linux build compile without them, so the functions that use them turn
+// them on for themselves (`target`), and run only on a CPU that reports them. PMULL (the crypto extension) joins
+// the streams; without it, one stream.
 #include <arm_acle.h>
-static uint32_t crc_hardware(uint32_t crc, const unsigned char *p, size_t n) {
-    while (n >= 8) { uint64_t w; memcpy(&w, p, 8); crc = __crc32cd(crc, w); p += 8; n -= 8; }
-    if (n & 4) { uint32_t w; memcpy(&w, p, 4); crc = __crc32cw(crc, w); p += 4; }
-    if (n & 2) { uint16_t w; memcpy(&w, p, 2); crc = __crc32ch(crc, w); p += 2; }
-    if (n & 1) crc = __crc32cb(crc, *p);
-    return crc;
+#include <arm_neon.h>
+#if defined(__linux__)
+#include <sys/auxv.h>
+#ifndef HWCAP_PMULL
+#define HWCAP_PMULL (1UL << 4)
+#endif
+#ifndef HWCAP_CRC32
+#define HWCAP_CRC32 (1UL << 7)
+#endif
+#elif defined(__APPLE__)
+#include <sys/sysctl.h>
+#endif
+
+__attribute__((target("+crc")))
+static uint32_t crc_arm_one_stream(uint32_t c, const unsigned char *p, size_t n) {
+    while (n >= 8) { uint64_t w; memcpy(&w, p, 8); c = __crc32cd(c, w); p += 8; n -= 8; }
+    // The tail in at most three steps (4, 2, 1 bytes): the same CRC as byte by byte.
+    if (n & 4) { uint32_t w; memcpy(&w, p, 4); c = __crc32cw(c, w); p += 4; }
+    if (n & 2) { uint16_t w; memcpy(&w, p, 2); c = __crc32ch(c, w); p += 2; }
+    if (n & 1) c = __crc32cb(c, *p);
+    return c;
 }
-static int crc_hardware_available(void) { return 1; }
+
+__attribute__((target("+crc,+crypto")))
+static uint32_t crc_arm_three_streams(uint32_t c, const unsigned char *p, size_t n) {
+    while (n >= three_streams_from) {
+        size_t words = n / 24 < stream_words_max ? n / 24 : stream_words_max;
+        size_t length = words * 8;
+        uint32_t a = c, b = 0, d = 0;
+        for (size_t i = 0; i < length; i += 8) {
+            uint64_t wa, wb, wd;
+            memcpy(&wa, p + i, 8); memcpy(&wb, p + length + i, 8); memcpy(&wd, p + 2 * length + i, 8);
+            a = __crc32cd(a, wa); b = __crc32cd(b, wb); d = __crc32cd(d, wd);
+        }
+        poly128_t sa = vmull_p64((poly64_t)a, (poly64_t)shift_constants[2 * words - 1]);
+        poly128_t sb = vmull_p64((poly64_t)b, (poly64_t)shift_constants[words - 1]);
+        uint64_t shifted = vgetq_lane_u64(vreinterpretq_u64_p128(sa), 0) ^ vgetq_lane_u64(vreinterpretq_u64_p128(sb), 0);
+        c = __crc32cd(0, shifted) ^ d;
+        p += 3 * length; n -= 3 * length;
+    }
+    return crc_arm_one_stream(c, p, n);
+}
+
+enum { arm_has_neither = 0, arm_has_crc = 1, arm_has_crc_and_pmull = 2 };
+
+/// What this CPU has: the CRC instructions (one stream), and PMULL too (three streams).
+static int crc_arm_detect(void) {
+    int crc = 0, pmull = 0;
+#if defined(__linux__)
+    unsigned long capabilities = getauxval(AT_HWCAP);
+    crc = (capabilities & HWCAP_CRC32) != 0;
+    pmull = (capabilities & HWCAP_PMULL) != 0;
+#elif defined(__APPLE__)
+    // The CRC instructions came with the A10 (by LLVM's CPU definitions). PMULL is part of the crypto extension,
+    // which clang enables for every Apple arm64 CPU (`__ARM_FEATURE_AES`, below).
+    const char *names[] = {"hw.optional.armv8_crc32", "hw.optional.arm.FEAT_CRC32"};
+    for (int i = 0; i < 2 && !crc; i++) {
+        int value = 0;
+        size_t size = sizeof value;
+        crc = sysctlbyname(names[i], &value, &size, NULL, 0) == 0 && size == sizeof value && value != 0;
+    }
+#endif
+#if defined(__ARM_FEATURE_CRC32)
+    crc = 1;
+#endif
+#if defined(__ARM_FEATURE_AES)
+    pmull = 1;
+#endif
+    return crc ? (pmull ? arm_has_crc_and_pmull : arm_has_crc) : arm_has_neither;
+}
+
+static int crc_arm_features(void) {
+    static int cached = -1;
+    int features = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (features < 0) {
+        features = crc_arm_detect();
+        __atomic_store_n(&cached, features, __ATOMIC_RELAXED);
+    }
+    return features;
+}
+
+static uint32_t crc_hardware(uint32_t crc, const unsigned char *p, size_t n) {
+    return crc_arm_features() == arm_has_crc_and_pmull ? crc_arm_three_streams(crc, p, n) : crc_arm_one_stream(crc, p, n);
+}
+static int crc_hardware_available(void) { return crc_arm_features() != arm_has_neither; }
 #else
 static uint32_t crc_hardware(uint32_t crc, const unsigned char *p, size_t n) { return crc_software(crc, p, n); }
 static int crc_hardware_available(void) { return 0; }
