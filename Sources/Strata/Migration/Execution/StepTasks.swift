@@ -230,11 +230,10 @@ extension StepRunner {
 
     /// Appends a record to a staging database (keys arrive in increasing order).
     func append(_ txn: Transaction, _ dbi: DatabaseHandle, _ id: UInt64, _ bytes: UnsafeRawBufferPointer) throws -> Int {
-        let cursor = try txn.sharedCursor(dbi)
         try ObjectKey.with(id) { key in
-            if try !cursor.put(key: key, value: bytes, flags: LMDBFlags.append) {
-                _ = try txn.put(dbi, key: key, value: bytes)
-            }
+            // The cursor lent, not retained: no reference counted (two atomic updates) per record.
+            let appended = try txn.withSharedCursor(dbi) { try $0.put(key: key, value: bytes, flags: LMDBFlags.append) }
+            if !appended { _ = try txn.put(dbi, key: key, value: bytes) }
         }
         return bytes.count + 8
     }
