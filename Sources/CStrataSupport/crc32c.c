@@ -147,6 +147,7 @@ static uint32_t crc_arm_one_stream(uint32_t c, const unsigned char *p, size_t n)
     return c;
 }
 
+// The loop of the x86-64 path above, with `crc32cx` and PMULL.
 __attribute__((target("+crc,+crypto")))
 static uint32_t crc_arm_three_streams(uint32_t c, const unsigned char *p, size_t n) {
     while (n >= three_streams_from) {
