@@ -1,9 +1,9 @@
 // The AArch64 checksum paths of Sources/CStrataSupport/crc32c.c, run where no such CPU is: built for aarch64
 // Linux without the CRC extension enabled at compile time (as an iOS device build is), and run under
-// qemu-aarch64 (scripts/check-checksum-platforms). Every path — the table, one stream of `crc32c`, three streams joined with
-// PMULL, and what the public functions choose — against the definition (bit by bit), at every length from 0 to
-// 600 and beyond one round of three full streams, at 8 alignments, and as key-then-record.
-// Usage: checksum-test EXPECTED   (EXPECTED: the path the CPU should get: none, one or three)
+// qemu-aarch64 (scripts/check-checksum-platforms). Every path — the table, one stream of `crc32cx`, three streams
+// joined with PMULL, and what the public functions choose — against the definition (bit by bit), at every length
+// from 0 to 600 and beyond one round of three full streams, at 8 alignments, and as key-then-record.
+// Usage: checksum-aarch64-test EXPECTED   (EXPECTED: the path the CPU should get: none, one or three)
 #include "../Sources/CStrataSupport/crc32c.c"
 #include <stdio.h>
 #include <stdlib.h>
