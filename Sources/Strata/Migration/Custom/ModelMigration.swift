@@ -61,6 +61,20 @@ struct ModelPolicy<Source: EntityModel>: RecordReadingPolicy, TypedPolicy {
         try instances(try source.model(Source.self, in: context), ModelMigrationContext(base: context))
     }
 
+    func instanceVisitDecodingAhead(runner: StepRunner, binding: EntityBinding)
+        -> (reader: any StoppableReadAhead, visit: (SourceRecord, InstanceMigrationContext) throws -> Void)? {
+        // A type that does not match the source entity is reported by the writer's own decoding, per object.
+        guard (try? binding.verifyModel(Source.self)) != nil else { return nil }
+        let reader = SourceReadAhead<Source>(environment: runner.environment, model: runner.source, dbi: binding.dbi) { context, id, bytes, slot in
+            slot.initialize(to: try context.decodeModel(Source.self, bytes, id: id, binding: binding))
+        }
+        return (reader, { source, context in
+            context.current = .record(source)
+            guard let value = reader.take(source.id) else { return try createDestinationInstances(for: source, in: context) }
+            try instances(value.pointee, ModelMigrationContext(base: context))
+        })
+    }
+
     func createRelationships(for source: SourceRecord, in context: RelationshipMigrationContext) throws {
         guard let relationships else { return try context.linkInferred(for: try source.object()) }
         try relationships(try source.model(Source.self, in: context), ModelRelationshipContext(base: context, source: .record(source)))

@@ -58,6 +58,10 @@ struct SourceRecord {
 protocol RecordReadingPolicy: EntityMigrationPolicy {
     func createDestinationInstances(for source: SourceRecord, in context: InstanceMigrationContext) throws
     func createRelationships(for source: SourceRecord, in context: RelationshipMigrationContext) throws
+    /// The instance pass's visit given each source value decoded ahead on another thread (``SourceReadAhead``),
+    /// with the reader, which the pass stops when it ends; nil when the values cannot be decoded ahead.
+    func instanceVisitDecodingAhead(runner: StepRunner, binding: EntityBinding)
+        -> (reader: any StoppableReadAhead, visit: (SourceRecord, InstanceMigrationContext) throws -> Void)?
 }
 
 extension EntityMapping {

@@ -15,15 +15,30 @@ extension StepRunner {
         }
         // The policy is taken out of its enum once, not per object (each time would copy it: a retain and a release).
         let visit: (SourceRecord, InstanceMigrationContext) throws -> Void
+        var readAhead: (any StoppableReadAhead)? = nil
+        defer { readAhead?.stop() }
         switch passPolicy(pass: pass, mapping: index) {
         case .records(let policy)?:
-            visit = { source, context in
-                context.current = .record(source)
-                try policy.createDestinationInstances(for: source, in: context)
+            if let binding = try readsAhead(pass: pass, mapping: index),
+               let ahead = policy.instanceVisitDecodingAhead(runner: self, binding: binding) {
+                readAhead = ahead.reader
+                visit = ahead.visit
+            } else {
+                visit = { source, context in
+                    context.current = .record(source)
+                    try policy.createDestinationInstances(for: source, in: context)
+                }
             }
         case .objects(let policy)?:
+            let reader = try readsAhead(pass: pass, mapping: index).map(objectReadAhead)
+            readAhead = reader
             visit = { source, context in
                 context.current = .record(source)
+                if let values = reader?.take(source.id) {
+                    // Made here, not by the reading thread: both threads would count references to the binding.
+                    let object = DynamicObject(id: ObjectID(rawValue: source.id), binding: source.binding, values: values.pointee)
+                    return try policy.createDestinationInstances(for: object, in: context)
+                }
                 let object = try source.object(reusing: &context.sourceValues)
                 try policy.createDestinationInstances(for: object, in: context)
                 context.sourceValues = object.values
@@ -54,6 +69,23 @@ extension StepRunner {
         try runPass(pass: pass, mapping: index, phase: .relationships, makeContext: { runner, txn, writer, _ in
             try RelationshipMigrationContext(runner: runner, txn: txn, writer: writer)
         }, visit: visit)
+    }
+
+    /// Whether the instance pass of mapping `index` of pass `pass` decodes its source objects ahead on another thread
+    /// (``SourceReadAhead``): unless the options say not to, on every device with a second core, when the step
+    /// writes no destination object into the source entity's database (it never does: a mapped entity gets a new
+    /// one; checked rather than assumed, since the reading thread's snapshot must be what the writer reads).
+    private func readsAhead(pass: Int, mapping index: Int) throws -> EntityBinding? {
+        guard options.decodesAhead, ProcessInfo.processInfo.activeProcessorCount > 1, let stage else { return nil }
+        let binding = try source.entity(stage.passes[pass][index].sourceEntity)
+        return destinationForWrites.entities.contains { $0.dbi == binding.dbi } ? nil : binding
+    }
+
+    /// A reader that decodes `binding`'s source objects ahead into their attribute values, for a dynamic policy.
+    private func objectReadAhead(_ binding: EntityBinding) -> SourceReadAhead<[Value]> {
+        SourceReadAhead(environment: environment, model: source, dbi: binding.dbi) { _, id, bytes, slot in
+            slot.initialize(to: try binding.decodeValues(bytes, id: id))
+        }
     }
 
     /// How the passes hand objects to mapping `index` of pass `pass` (nil when the stage has no such mapping).

@@ -1,0 +1,136 @@
+import Foundation
+@testable import Strata
+import StrataModels
+import StrataTestSupport
+import Testing
+
+/// A custom stage's source objects decoded ahead on a second thread (``MigrationOptions/decodesAhead``, on by
+/// default) change nothing a user can see: the typed and the dynamic split make, object for object, the store the
+/// same split makes with every object decoded by the writer — across many chunks of the reading thread, batches of
+/// every size, a stop and a resume in the middle, an object asked for out of turn, and a damaged record,
+/// which fails the migration with the same error and leaves the store as it was.
+@Suite struct SourceReadAheadTests {
+    typealias Split = TypedSplitTests
+
+    static func configuration(batch: Int, decodesAhead: Bool, mapSize: Int? = nil, stop: (@Sendable () -> Bool)? = nil) -> StoreConfiguration {
+        var configuration = Split.configuration(batch: batch, encrypted: false, stop: stop)
+        configuration.migration.decodesAhead = decodesAhead
+        if let mapSize { configuration.initialMapSize = mapSize }
+        return configuration
+    }
+
+    /// Makes the store at `url` from `posts`, migrates it with `mapping` under `configuration`, and returns its
+    /// dump and what the split got wrong.
+    static func split(_ url: URL, _ posts: [Split.V1.Post], _ mapping: EntityMapping,
+                      _ configuration: StoreConfiguration) throws -> (dump: [String], mismatches: [String]) {
+        try Split.make(url, posts, configuration)
+        let store = try Store.open(at: url, schema: try Schema(Split.V2.self), plan: try Split.plan(mapping), configuration: configuration)
+        defer { store.close() }
+        #expect(try store.verify().problems.isEmpty)
+        return (try StoreDump.lines(store), try Split.mismatches(store, posts))
+    }
+
+    static let mappings: [(name: String, mapping: EntityMapping)] = [("typed", Split.typed), ("dynamic", Split.dynamic)]
+
+    /// 3,000 posts: six chunks of the reading thread, in one batch, in batches of 700 (a batch ends inside a chunk),
+    /// and in batches of 1.
+    @Test(arguments: mappings.indices, [Int.max, 700, 1])
+    func decodingAheadMakesTheSameStore(_ m: Int, batch: Int) throws {
+        let posts = Split.posts(batch == 1 ? 1_200 : 3_000, seed: 31)
+        let dir = try TemporaryDirectory("read-ahead")
+        let (name, mapping) = Self.mappings[m]
+        let alone = try Self.split(dir.path("alone"), posts, mapping, Self.configuration(batch: batch, decodesAhead: false))
+        let ahead = try Self.split(dir.path("ahead"), posts, mapping, Self.configuration(batch: batch, decodesAhead: true))
+        #expect(alone.mismatches == [], "\(name)")
+        #expect(ahead.mismatches == [], "\(name)")
+        #expect(ahead.dump == alone.dump, "\(name)")
+    }
+
+    /// Stopped after a few batches and run again, the reading thread starts after the first object of the resumed
+    /// pass, and the store is the one an uninterrupted run without it makes.
+    @Test(arguments: mappings.indices)
+    func aStoppedPassResumesWithItsReaderFromWhereItStopped(_ m: Int) throws {
+        let posts = Split.posts(2_500, seed: 32)
+        let dir = try TemporaryDirectory("read-ahead-resume")
+        let (name, mapping) = Self.mappings[m]
+        let alone = try Self.split(dir.path("alone"), posts, mapping, Self.configuration(batch: 400, decodesAhead: false))
+        let url = dir.path("ahead")
+        try Split.make(url, posts, Self.configuration(batch: 400, decodesAhead: true))
+        let calls = TypedSplitTests.Counter()
+        #expect(throws: MigrationError.self) {
+            _ = try Store.open(at: url, schema: try Schema(Split.V2.self), plan: try Split.plan(mapping),
+                               configuration: Self.configuration(batch: 400, decodesAhead: true, stop: { calls.increment() > 3 }))
+        }
+        let store = try Store.open(at: url, schema: try Schema(Split.V2.self), plan: try Split.plan(mapping),
+                                   configuration: Self.configuration(batch: 400, decodesAhead: true))
+        defer { store.close() }
+        #expect(try Split.mismatches(store, posts) == [], "\(name)")
+        #expect(try StoreDump.lines(store) == alone.dump, "\(name)")
+    }
+
+    /// The reader's contract, which the writer relies on: it hands over each object by identifier, in key order
+    /// across its chunks; when asked out of turn (a batch run again after the map grew: the reliability suite's
+    /// `MDB_MAP_FULL` cases run that for real) it answers nil and reads again after that object; a record it cannot
+    /// decode, and everything after it, is left to the writer.
+    @Test func theReaderAnswersByIdentifierAndStartsAgainWhenAskedOutOfTurn() throws {
+        let posts = Split.posts(1_500, seed: 35)
+        let dir = try TemporaryDirectory("read-ahead-contract")
+        let configuration = Split.configuration(batch: .max, encrypted: false)
+        try Split.make(dir.store, posts, configuration)
+        let store = try Store.open(at: dir.store, schema: try Schema(Split.V1.self), configuration: configuration)
+        defer { store.close() }
+        let ids = try store.read { ctx in try ctx.objects(Split.V1.Post.self).fetch().map { $0.objectID!.rawValue } }
+        try #require(ids.count == 1_500 && ids == ids.sorted())
+        let binding = try store.model.entity("Post")
+        let undecodable = ids[1_199]
+        let reader = SourceReadAhead<String>(environment: store.environment, model: store.model, dbi: binding.dbi) { context, id, bytes, slot in
+            if id == undecodable { throw StoreError.closed }
+            slot.initialize(to: try context.decodeModel(Split.V1.Post.self, bytes, id: id, binding: binding).title)
+        }
+        defer { reader.stop() }
+        var wrong: [String] = []
+        func expectTitles(_ range: ClosedRange<Int>) {
+            for i in range where reader.take(ids[i])?.pointee != posts[i].title { wrong.append("object \(ids[i]) (post \(i))") }
+        }
+        #expect(reader.take(ids[0]) == nil, "the first object asked for is the writer's to decode")
+        expectTitles(1...700)
+        #expect(reader.take(ids[650]) == nil, "an object asked for again is the writer's to decode")
+        expectTitles(651...1_198)
+        #expect(reader.take(ids[1_199]) == nil, "a record the reader cannot decode is the writer's to decode")
+        #expect(reader.take(ids[1_200]) == nil, "after a record it cannot decode, the reader stops")
+        #expect(wrong.isEmpty, "\(wrong.count) objects handed over wrong, the first: \(wrong.prefix(5))")
+    }
+
+    /// A source record damaged on disk, 2,000 objects into the pass (chunks after the reading thread started): the
+    /// migration fails with the error the writer's own decoding gives — naming the object — and the store still
+    /// opens at its old version with every other post as it was.
+    @Test(arguments: mappings.indices)
+    func aDamagedRecordFailsTheMigrationAsWithoutReadingAhead(_ m: Int) throws {
+        let marker = "damaged-record-marker-5d1e"
+        var posts = Split.posts(3_000, seed: 34)
+        posts[2_000].content = "before \(marker) after"
+        let dir = try TemporaryDirectory("read-ahead-damage")
+        let (name, mapping) = Self.mappings[m]
+        var messages: [String] = []
+        for decodesAhead in [false, true] {
+            let url = dir.path(decodesAhead ? "ahead" : "alone")
+            let configuration = Self.configuration(batch: 500, decodesAhead: decodesAhead)
+            try Split.make(url, posts, configuration)
+            #expect(try StoreFileBytes.damage(marker, in: url, count: 3) == 1)
+            do {
+                let store = try Store.open(at: url, schema: try Schema(Split.V2.self), plan: try Split.plan(mapping), configuration: configuration)
+                store.close()
+                Issue.record("\(name): the migration over a damaged record succeeded")
+            } catch {
+                messages.append(String(describing: error))
+            }
+            let old = try Store.open(at: url, schema: try Schema(Split.V1.self), configuration: configuration)
+            defer { old.close() }
+            #expect(try old.read { try $0.count(Split.V1.Post.self) } == 3_000, "\(name)")
+            let problems = try old.verify().problems
+            #expect(problems.count == 1 && problems.first?.objectID == 2_001, "\(name): \(problems)")
+        }
+        #expect(messages.count == 2 && messages[0] == messages[1], "\(name): \(messages)")
+        #expect(messages.first?.contains("2001") == true, "\(name): the error names the object: \(messages)")
+    }
+}
