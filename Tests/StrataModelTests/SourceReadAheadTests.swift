@@ -69,35 +69,54 @@ import Testing
     }
 
     /// The reader's contract, which the writer relies on: it hands over each object by identifier, in key order
-    /// across its chunks; when asked out of turn (a batch run again after the map grew: the reliability suite's
-    /// `MDB_MAP_FULL` cases run that for real) it answers nil and reads again after that object; a record it cannot
-    /// decode, and everything after it, is left to the writer.
-    @Test func theReaderAnswersByIdentifierAndStartsAgainWhenAskedOutOfTurn() throws {
-        let posts = Split.posts(1_500, seed: 35)
+    /// across its chunks, or answers nil (the writer then decodes the object itself) — never another object.
+    /// Asked for an object it has handed over already (a batch run again after the map grew: the reliability
+    /// suite's `MDB_MAP_FULL` cases run that for real) it answers nil and reads again after it; objects the writer
+    /// went past while it was behind are skipped; a record it cannot decode, and everything after it, is the
+    /// writer's to decode.
+    @Test func theReaderAnswersByIdentifierOrNotAtAll() throws {
+        let posts = Split.posts(3_000, seed: 35)
         let dir = try TemporaryDirectory("read-ahead-contract")
         let configuration = Split.configuration(batch: .max, encrypted: false)
         try Split.make(dir.store, posts, configuration)
         let store = try Store.open(at: dir.store, schema: try Schema(Split.V1.self), configuration: configuration)
         defer { store.close() }
         let ids = try store.read { ctx in try ctx.objects(Split.V1.Post.self).fetch().map { $0.objectID!.rawValue } }
-        try #require(ids.count == 1_500 && ids == ids.sorted())
+        try #require(ids.count == 3_000 && ids == ids.sorted())
         let binding = try store.model.entity("Post")
-        let undecodable = ids[1_199]
+        let undecodable = ids[2_500]
         let reader = SourceReadAhead<String>(environment: store.environment, model: store.model, dbi: binding.dbi) { context, id, bytes, slot in
             if id == undecodable { throw StoreError.closed }
             slot.initialize(to: try context.decodeModel(Split.V1.Post.self, bytes, id: id, binding: binding).title)
         }
         defer { reader.stop() }
         var wrong: [String] = []
-        func expectTitles(_ range: ClosedRange<Int>) {
-            for i in range where reader.take(ids[i])?.pointee != posts[i].title { wrong.append("object \(ids[i]) (post \(i))") }
+        /// Asks for posts `range` in turn: each answer must be nil or that post. Returns how many were handed over.
+        @discardableResult func ask(_ range: ClosedRange<Int>) -> Int {
+            var handedOver = 0
+            for i in range {
+                guard let title = reader.take(ids[i])?.pointee else { continue }
+                handedOver += 1
+                if title != posts[i].title { wrong.append("object \(ids[i]) (post \(i))") }
+            }
+            return handedOver
+        }
+        func wait(until condition: () -> Bool) {
+            let deadline = Date().addingTimeInterval(60)
+            while !condition() && Date() < deadline { usleep(1_000) }
         }
         #expect(reader.take(ids[0]) == nil, "the first object asked for is the writer's to decode")
-        expectTitles(1...700)
-        #expect(reader.take(ids[650]) == nil, "an object asked for again is the writer's to decode")
-        expectTitles(651...1_198)
-        #expect(reader.take(ids[1_199]) == nil, "a record the reader cannot decode is the writer's to decode")
-        #expect(reader.take(ids[1_200]) == nil, "after a record it cannot decode, the reader stops")
+        wait { reader.state.hasChunkReady }
+        #expect(ask(1...400) == 400, "the first chunk (posts 1–512), read before they were asked for")
+        #expect(reader.take(ids[100]) == nil, "an object asked for again is the writer's to decode")
+        // The thread starts again after post 100; the writer goes on without waiting for it.
+        ask(101...300)
+        wait { reader.state.hasChunkReady }
+        #expect(ask(301...612) == 312, "its first chunk (posts 101–612), past what the writer decoded itself")
+        wait { !reader.state.isReading }
+        #expect(ask(613...2_499) == 1_887, "every chunk it read before the record it could not decode")
+        #expect(reader.take(ids[2_500]) == nil, "a record the reader cannot decode is the writer's to decode")
+        #expect(reader.take(ids[2_501]) == nil, "after a record it cannot decode, the reader stops")
         #expect(wrong.isEmpty, "\(wrong.count) objects handed over wrong, the first: \(wrong.prefix(5))")
     }
 

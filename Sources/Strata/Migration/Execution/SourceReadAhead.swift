@@ -9,10 +9,11 @@ import Synchronization
 /// that it never holds back the reuse of pages the writer frees — over the source entity's database, which
 /// the step never writes, in key order from the object after the first one the writer asks for. The writer
 /// still walks its own cursor, asks for each object by identifier (``take(_:)``), and decodes the object
-/// itself whenever the answer is nil: another identifier than expected (a batch run again after the map
-/// grew), a record that does not decode (so the error, and the message, are the writer's own), a failed
-/// read. What a pass reads, writes, commits and throws is therefore what it would without this; only where
-/// the decoding runs changes. A kill loses nothing more: nothing here is ever written.
+/// itself whenever the answer is nil: an object the thread has not read yet (the writer never waits for the
+/// thread, so it is never slower than without it but for the hand-over), an object asked for again (a batch run
+/// again after the map grew), a record that does not decode (so the error, and the message, are the writer's
+/// own), a failed read. What a pass reads, writes, commits and throws is therefore what it would without this;
+/// only where the decoding runs changes. A kill loses nothing more: nothing here is ever written.
 ///
 /// Memory stays bounded: at most ``depth`` chunks of decoded objects wait, in memory reused chunk after chunk.
 final class SourceReadAhead<Decoded>: StoppableReadAhead, @unchecked Sendable {
@@ -67,32 +68,43 @@ final class SourceReadAhead<Decoded>: StoppableReadAhead, @unchecked Sendable {
 
     /// The object `id` decoded ahead — valid until the next call, and to be read in place (`pointee`: its memory,
     /// and what it holds, are freed by the reading thread, which allocated them) — or nil when the caller must
-    /// decode the object itself: the first object asked for
-    /// (reading ahead starts after it), an identifier the thread did not read next (it starts again after it),
-    /// a record that did not decode (the thread stops before it), or the end of what the thread could read.
+    /// decode the object itself: the first object asked for (reading ahead starts after it); an object the thread
+    /// has not read yet (the writer never waits for it: it skips, later, what the thread read meanwhile); an
+    /// object asked for again, the thread having handed it over already (it starts again after it); a record that
+    /// did not decode (the thread stops before it); anything after the end of what the thread could read.
     @inline(__always)
     func take(_ id: UInt64) -> UnsafeMutablePointer<Decoded>? {
         let w = writerSide
-        if let chunk = w.current, w.position < chunk.count {
-            guard chunk.ids[w.position] == id else { return restart(after: id) }
+        if let chunk = w.current, w.position < chunk.count, chunk.ids[w.position] == id {
             let value = chunk.values.assumingMemoryBound(to: Decoded.self) + w.position
             w.position += 1
             return value
         }
-        return takeFromNextChunk(id)
+        return takeAfterSkipping(id)
     }
 
-    private func takeFromNextChunk(_ id: UInt64) -> UnsafeMutablePointer<Decoded>? {
+    /// ``take(_:)`` when the next object read is not `id`: skips what the writer decoded itself, takes the next
+    /// chunk if one is ready, starts the thread, or starts it again.
+    private func takeAfterSkipping(_ id: UInt64) -> UnsafeMutablePointer<Decoded>? {
         let w = writerSide
         guard w.hasStarted else {
             w.hasStarted = true
             start(after: id)
             return nil
         }
-        guard !w.isExhausted else { return nil }
-        receive()
-        guard w.current != nil else { return nil }
-        return take(id)
+        while !w.isExhausted {
+            if let chunk = w.current {
+                while w.position < chunk.count && chunk.ids[w.position] < id { w.position += 1 }
+                if w.position < chunk.count {
+                    guard chunk.ids[w.position] == id else { return restart(after: id) }
+                    let value = chunk.values.assumingMemoryBound(to: Decoded.self) + w.position
+                    w.position += 1
+                    return value
+                }
+            }
+            guard receiveIfReady() else { return nil }
+        }
+        return nil
     }
 
     /// The writer's walk and the thread's differ (its batch ran again after the map grew): reads again after `id`.
@@ -143,21 +155,30 @@ final class SourceReadAhead<Decoded>: StoppableReadAhead, @unchecked Sendable {
         }
     }
 
-    /// Hands the chunk read back and waits for the next one (or for the thread's end).
-    private func receive() {
+    /// Hands the chunk read back and takes the next one, if the thread has one ready: false when it has none yet
+    /// (the writer does not wait), or has ended.
+    private func receiveIfReady() -> Bool {
         let w = writerSide
         condition.lock()
         defer { condition.unlock() }
         if let chunk = w.current { emptied.append(chunk) }
         w.current = nil
         w.position = 0
-        while ready.isEmpty && isRunning { condition.wait() }
-        if ready.isEmpty {
-            w.isExhausted = true
-        } else {
-            w.current = ready.removeFirst()
-            condition.broadcast()
+        guard !ready.isEmpty else {
+            if !isRunning { w.isExhausted = true }
+            return false
         }
+        w.current = ready.removeFirst()
+        condition.broadcast()
+        return true
+    }
+
+    /// Whether a chunk waits for the writer, and whether the thread still reads (for tests, which wait for the
+    /// thread before they ask).
+    var state: (hasChunkReady: Bool, isReading: Bool) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (!ready.isEmpty, isRunning)
     }
 
     /// Queues a chunk, waiting while ``depth`` wait already; false when the writer stopped reading (the chunk's
