@@ -19,7 +19,7 @@ extension StepRunner {
         defer { readAhead?.stop() }
         switch passPolicy(pass: pass, mapping: index) {
         case .records(let policy)?:
-            if let binding = try readsAhead(pass: pass, mapping: index),
+            if let binding = try sourceDecodedAhead(pass: pass, mapping: index),
                let ahead = policy.instanceVisitDecodingAhead(runner: self, binding: binding) {
                 readAhead = ahead.reader
                 visit = ahead.visit
@@ -30,7 +30,7 @@ extension StepRunner {
                 }
             }
         case .objects(let policy)?:
-            let reader = try readsAhead(pass: pass, mapping: index).map(objectReadAhead)
+            let reader = try sourceDecodedAhead(pass: pass, mapping: index).map(objectReadAhead)
             readAhead = reader
             visit = { source, context in
                 context.current = .record(source)
@@ -71,11 +71,12 @@ extension StepRunner {
         }, visit: visit)
     }
 
-    /// Whether the instance pass of mapping `index` of pass `pass` decodes its source objects ahead on another thread
-    /// (``SourceReadAhead``): unless the options say not to, on every device with a second core, when the step
-    /// writes no destination object into the source entity's database (it never does: a mapped entity gets a new
-    /// one; checked rather than assumed, since the reading thread's snapshot must be what the writer reads).
-    private func readsAhead(pass: Int, mapping index: Int) throws -> EntityBinding? {
+    /// The source entity of mapping `index` of pass `pass` when its instance pass decodes its objects ahead on another
+    /// thread (``SourceReadAhead``), else nil. It does unless the options say not to, on every device with a second
+    /// core, when the step writes no destination object into the source entity's database (it never does: a mapped
+    /// entity gets a new one; checked rather than assumed, since the reading thread's snapshot must be what the
+    /// writer reads).
+    private func sourceDecodedAhead(pass: Int, mapping index: Int) throws -> EntityBinding? {
         guard options.decodesAhead, ProcessInfo.processInfo.activeProcessorCount > 1, let stage else { return nil }
         let binding = try source.entity(stage.passes[pass][index].sourceEntity)
         return destinationForWrites.entities.contains { $0.dbi == binding.dbi } ? nil : binding
