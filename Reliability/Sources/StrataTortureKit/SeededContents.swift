@@ -217,7 +217,7 @@ extension SeededContents {
     /// The markers a store at `version`, migrated along the plan named `plan`, must hold.
     public static func expectedMarkers(plan: String, version: String) -> [String: Int] {
         switch (plan, version) {
-        case ("custom", "c2"), ("script", "s2"): ["will": 1, "did": 1]
+        case ("custom", "c2"), ("typed", "c2"), ("script", "s2"): ["will": 1, "did": 1]
         default: [:]
         }
     }

@@ -169,7 +169,8 @@ public enum TortureModels {
     public static func noteText(title: String) -> String { "about " + title }
 
     /// A plan by name: `light` (v1 → v2), `rewrite` (v1 → v3 directly), `chain` (v1 → v2 → v3),
-    /// `custom` (v1 → c2), `script` (v1 → s2), `declared` (v1 → d2, a declared extract), `v1` (no migration).
+    /// `custom` (v1 → c2), `typed` (v1 → c2 as a typed stage, ``TypedTortureModels``), `script` (v1 → s2),
+    /// `declared` (v1 → d2, a declared extract), `v1` (no migration).
     /// `throwAt`: a custom stage throws at the item with that serial (a failing policy or script).
     /// `trapAt`: it traps there instead (a crash of the app's own code in the middle of a stage).
     public static func plan(_ name: String, throwAt: Int64? = nil, trapAt: Int64? = nil) throws -> MigrationPlan {
@@ -179,6 +180,7 @@ public enum TortureModels {
         case "rewrite", "instant": return try MigrationPlan(schemas: [v1(), v3()])
         case "chain": return try MigrationPlan(schemas: [v1(), v2(), v3()])
         case "custom": return try MigrationPlan(schemas: [v1(), c2()], stages: [customStage(throwAt: throwAt, trapAt: trapAt)])
+        case "typed": return try MigrationPlan(schemas: [v1(), c2()], stages: [TypedTortureModels.stage(throwAt: throwAt, trapAt: trapAt)])
         case "script": return try MigrationPlan(schemas: [v1(), s2()], stages: [scriptStage(throwAt: throwAt, trapAt: trapAt)])
         case "declared": return try MigrationPlan(schemas: [v1(), d2()], stages: [declaredStage])
         default: throw TortureError("unknown plan \(name)")
@@ -201,7 +203,7 @@ public enum TortureModels {
         switch name {
         case "light": "v2"
         case "rewrite", "chain", "instant": "v3"
-        case "custom": "c2"
+        case "custom", "typed": "c2"
         case "script": "s2"
         case "declared": "d2"
         default: "v1"

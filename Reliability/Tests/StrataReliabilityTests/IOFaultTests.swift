@@ -40,12 +40,13 @@ extension ReliabilitySuite {
             out.append(Loop(workload: "fill", plan: "v1", op: "sync", errno: "EIO", forever: true, count: 200, batch: 50, extra: 300))
             out.append(Loop(workload: "create", plan: "v1", op: "write", errno: "EIO", forever: true, count: 0, batch: 50, extra: 150))
             out.append(Loop(workload: "migrate", plan: "custom", op: "write", errno: "ENOSPC", forever: true, count: 300, batch: 100))
+            out.append(Loop(workload: "migrate", plan: "typed", op: "sync", errno: "EIO", forever: false, count: 300, batch: 100))
             out.append(Loop(workload: "migrate", plan: "light", op: "write", errno: "EIO", forever: false, count: 300, batch: 100))
             out.append(Loop(workload: "migrate", plan: "chain", op: "write", errno: "ENOSPC", forever: false, count: 300, batch: 100))
             out.append(Loop(workload: "migrate", plan: "script", op: "sync", errno: "EIO", forever: true, count: 300, batch: 100))
             out.append(Loop(workload: "fill", plan: "v1", op: "write", errno: "EIO", forever: true, count: 200, batch: 50, extra: 300))
             if Tier.current.isFull {
-                for plan in ["custom", "script", "chain", "light"] {
+                for plan in ["custom", "typed", "script", "chain", "light"] {
                     for op in ["write", "sync"] {
                         out.append(Loop(workload: "migrate", plan: plan, op: op, errno: "EIO", forever: false, count: 600, batch: 100))
                         out.append(Loop(workload: "migrate", plan: plan, op: op, errno: "ENOSPC", forever: true, count: 600, batch: 100))

@@ -10,7 +10,7 @@ import Testing
 /// lost, none transformed twice by a committed batch, no script's effect doubled.
 extension ReliabilitySuite {
     @Suite struct Kills {
-        static let plans = ["rewrite", "chain", "custom", "script", "declared"]
+        static let plans = ["rewrite", "chain", "custom", "typed", "script", "declared"]
 
         /// The fault points a plan's migration passes, in order, with their per-name occurrence index.
         static func points(plan: String, store: URL, workspace: Workspace, count: Int, batch: Int) throws -> [(String, Int)] {
@@ -224,7 +224,7 @@ extension ReliabilitySuite {
         /// Issue 4: a kill in the middle of a custom stage — the stage completes on reopen, no object is
         /// duplicated, no script's effect is doubled. (Also covered at every boundary above; this one kills
         /// inside each pass of the stages at several records; `declared` is a declared mapping's streaming copy.)
-        @Test("issue 4: kill in the middle of a custom stage", arguments: ["custom", "script", "declared"])
+        @Test("issue 4: kill in the middle of a custom stage", arguments: ["custom", "typed", "script", "declared"])
         func customStage(plan: String) throws {
             try #require(Products.available)
             let count = 600, batch = 100
@@ -256,7 +256,7 @@ extension ReliabilitySuite {
 /// resumes from the journal.
 extension ReliabilitySuite {
     @Suite struct StageFailures {
-        @Test("a policy or script that throws at object k rolls the step back", arguments: ["custom", "script"])
+        @Test("a policy or script that throws at object k rolls the step back", arguments: ["custom", "typed", "script"])
         func throwing(plan: String) throws {
             try #require(Products.available)
             let count = 600, batch = 100
@@ -280,7 +280,7 @@ extension ReliabilitySuite {
             }
         }
 
-        @Test("a stage that traps at object k: a crash, resumed on the next launch", arguments: ["custom", "script"])
+        @Test("a stage that traps at object k: a crash, resumed on the next launch", arguments: ["custom", "typed", "script"])
         func trapping(plan: String) throws {
             try #require(Products.available)
             let count = 600, batch = 100

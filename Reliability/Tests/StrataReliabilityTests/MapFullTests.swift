@@ -31,6 +31,7 @@ extension ReliabilitySuite {
             for after in [0, 2, 5, 11, 20] { cases.append(("commit:MAP_FULL:\(after):1", "rewrite")) }
             for after in [3, 250] { cases.append(("put:MAP_FULL:\(after):1", "custom")) }
             cases.append(("commit:MAP_FULL:4:1", "custom"))
+            cases.append(("put:MAP_FULL:250:1", "typed"))
             let results = Mutex<[(String, ChildResult)]>([])
             try concurrentForEach(Array(cases.enumerated())) { (i, c) in
                 let run = try migrate(workspace, "m\(i)", plan: c.1, extra: ["--lmdb-fault", c.0, "--map-initial", "\(64 << 20)"])

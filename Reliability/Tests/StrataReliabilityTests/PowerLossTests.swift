@@ -30,6 +30,7 @@ extension ReliabilitySuite {
             Workload(name: "rewrite migration", plan: "rewrite", count: 600 * scale, batch: 100),
             Workload(name: "chain v1→v2→v3", plan: "chain", count: 400 * scale, batch: 100),
             Workload(name: "custom stage", plan: "custom", count: 400 * scale, batch: 100),
+            Workload(name: "typed stage", plan: "typed", count: 400 * scale, batch: 100),
             Workload(name: "script stage", plan: "script", count: 400 * scale, batch: 100),
             Workload(name: "background sweep after a metadata-only migration", plan: "instant", count: 600 * scale, batch: 100, sweep: true),
         ]

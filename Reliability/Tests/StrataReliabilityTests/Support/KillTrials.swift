@@ -78,7 +78,7 @@ struct KillTrial {
         }
         outcome.result = result
         if !result.isClean { outcome.problems.append("after resuming: \(result)") }
-        if let ledger, plan == "custom" || plan == "script" {
+        if let ledger, plan == "custom" || plan == "typed" || plan == "script" {
             // A committed batch is never redone: at most one batch of transforms repeated per kill.
             let counts = Ledger.counts(at: ledger.path)
             let objects = counts.filter { $0.key.hasPrefix("i") || $0.key.hasPrefix("s") }
@@ -101,7 +101,7 @@ struct KillTrial {
 func targetVersion(plan: String) -> String {
     switch plan {
     case "light": "v2"
-    case "custom": "c2"
+    case "custom", "typed": "c2"
     case "script": "s2"
     case "declared": "d2"
     case "v1": "v1"
