@@ -231,7 +231,8 @@ enum OpenLoop {
             defer { store.close() }
             let migrated = Date().timeIntervalSince(started)
             let maintained = try store.performMaintenance(batchSize: o.batch)
-            let rewritten = try store.rewriteRecordsInCurrentLayouts(batchSize: o.batch)
+            // A second maintenance run, after the first finished: what it finds left to rewrite (none, normally).
+            let rewritten = try store.performMaintenance(batchSize: o.batch).rewritten
             let info = try store.info()
             emit("DONE version=\(store.schema.versionIdentifier) migrate=\(String(format: "%.1f", migrated))s swept=\(maintained.rewritten) deleted=\(maintained.deleted) rewritten=\(rewritten) map=\(info.mapSize) file=\(info.fileSize) seconds=\(String(format: "%.1f", Date().timeIntervalSince(started)))")
             return 0
