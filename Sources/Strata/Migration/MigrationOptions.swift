@@ -46,10 +46,11 @@ public struct MigrationOptions: Sendable {
     /// — or by the step itself, before the store opens. Default true. (Unique indexes are always built, and
     /// checked, by the step.)
     public var buildsIndexesInBackground: Bool = true
-    /// Whether a custom stage's mappings have their source objects read and decoded on a second thread while
-    /// the migration writes and commits (on devices with more than one core). Default true. Only where the
-    /// decoding runs changes — every object is still visited in order, and written, committed and checked
-    /// as without it — so turn it off only to keep a migration on one thread.
+    /// Whether a custom stage's entity policies and typed mappings have their source objects read and decoded on a
+    /// second thread while the migration runs them, writes and commits (on devices with more than one core; a
+    /// declared mapping copies records without decoding them). Default true. Only where the decoding runs
+    /// changes — the closures still run on the migrating thread, for every object in order, and what is written,
+    /// committed and thrown is as without it — so turn it off only to keep a migration on one thread.
     public var decodesAhead: Bool = true
     /// What opening does while another process migrates the store. A handle with the model the store is at
     /// (the step's source) opens at once and reads that version (its writes throw
