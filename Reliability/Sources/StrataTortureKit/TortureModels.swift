@@ -221,19 +221,29 @@ public enum TortureModels {
         public var description: String { "injected failure at serial \(serial)" }
     }
 
+    /// A `willMigrate` or `didMigrate` script of the c2 stages: recorded in the ledger, and a `Marker` of that kind.
+    static func markerScript(_ kind: String) -> @Sendable (WriteContext) throws -> Void {
+        { context in
+            Ledger.record(kind)
+            try context.insert("Marker", ["kind": .string(kind)])
+        }
+    }
+
+    /// What a c2 stage does first for the item `serial`: throws or traps there when asked to, else records it.
+    static func visit(serial: Int64, throwAt: Int64?, trapAt: Int64?) throws {
+        if serial == throwAt { throw InjectedStageError(serial: serial) }
+        if serial == trapAt { fatalError("injected trap at serial \(serial)") }
+        Ledger.record("i\(serial)")
+    }
+
     static func customStage(throwAt: Int64?, trapAt: Int64?) -> MigrationStage {
         .custom(
             from: "v1", to: "c2",
-            willMigrate: { context in
-                Ledger.record("will")
-                try context.insert("Marker", ["kind": "will"])
-            },
+            willMigrate: markerScript("will"),
             entityMappings: [
                 .transform("Item", destinations: ["Item", "Note"], instances: { item, context in
                     let serial = item["serial"].int64Value ?? -1
-                    if serial == throwAt { throw InjectedStageError(serial: serial) }
-                    if serial == trapAt { fatalError("injected trap at serial \(serial)") }
-                    Ledger.record("i\(serial)")
+                    try visit(serial: serial, throwAt: throwAt, trapAt: trapAt)
                     var values = try context.inferredValues(for: item)
                     let title = item["title"].stringValue ?? ""
                     values["digest"] = .string(digest(serial: serial, title: title))
@@ -246,10 +256,7 @@ public enum TortureModels {
                     try context.linkInferred(for: item)
                 }),
             ],
-            didMigrate: { context in
-                Ledger.record("did")
-                try context.insert("Marker", ["kind": "did"])
-            })
+            didMigrate: markerScript("did"))
     }
 
     static func scriptStage(throwAt: Int64?, trapAt: Int64?) -> MigrationStage {

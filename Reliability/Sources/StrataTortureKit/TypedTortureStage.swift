@@ -68,15 +68,10 @@ public enum TypedTortureModels {
     static func stage(throwAt: Int64?, trapAt: Int64?) -> MigrationStage {
         .custom(
             from: "v1", to: "c2",
-            willMigrate: { context in
-                Ledger.record("will")
-                try context.insert("Marker", ["kind": "will"])
-            },
+            willMigrate: TortureModels.markerScript("will"),
             entityMappings: [
                 .each(V1.Item.self, creating: [C2.Note.self]) { item, context in
-                    if item.serial == throwAt { throw TortureModels.InjectedStageError(serial: item.serial) }
-                    if item.serial == trapAt { fatalError("injected trap at serial \(item.serial)") }
-                    Ledger.record("i\(item.serial)")
+                    try TortureModels.visit(serial: item.serial, throwAt: throwAt, trapAt: trapAt)
                     let kept = try context.insert(C2.Item(
                         serial: item.serial, title: item.title, score: item.score, when: item.when, note: item.note,
                         blob: item.blob, spot: item.spot, digest: TortureModels.digest(serial: item.serial, title: item.title)),
@@ -85,9 +80,6 @@ public enum TypedTortureModels {
                     try context.link(note, \C2.Note.item, to: kept)
                 },
             ],
-            didMigrate: { context in
-                Ledger.record("did")
-                try context.insert("Marker", ["kind": "did"])
-            })
+            didMigrate: TortureModels.markerScript("did"))
     }
 }
