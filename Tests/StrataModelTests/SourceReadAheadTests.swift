@@ -120,6 +120,48 @@ import Testing
         #expect(wrong.isEmpty, "\(wrong.count) objects handed over wrong, the first: \(wrong.prefix(5))")
     }
 
+    /// With every reader slot of the process held (by the app's own read transactions), the reading thread does not
+    /// wait for one: it ends at once and the writer decodes every object itself. Waiting could hang the migration —
+    /// a restart waits for the thread, and the app's readers may be waiting for the migration.
+    @Test func withEveryReaderSlotHeldTheReaderStepsAside() throws {
+        let posts = Split.posts(1_000, seed: 36)
+        let dir = try TemporaryDirectory("read-ahead-slots")
+        var configuration = Split.configuration(batch: .max, encrypted: false)
+        configuration.maximumReaders = 16
+        try Split.make(dir.store, posts, configuration)
+        let store = try Store.open(at: dir.store, schema: try Schema(Split.V1.self), configuration: configuration)
+        defer { store.close() }
+        let ids = try store.read { ctx in try ctx.objects(Split.V1.Post.self).fetch().map { $0.objectID!.rawValue } }
+        // Every slot held: the store's reads beyond them wait (16 readers, 8 kept for other handles).
+        let slots = 8
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let holders = DispatchGroup()
+        for _ in 0..<slots {
+            DispatchQueue.global().async(group: holders) {
+                _ = try? store.read { _ in
+                    entered.signal()
+                    release.wait()
+                }
+            }
+        }
+        for _ in 0..<slots { entered.wait() }
+        let binding = try store.model.entity("Post")
+        let reader = SourceReadAhead<String>(environment: store.environment, model: store.model, dbi: binding.dbi) { context, id, bytes, slot in
+            slot.initialize(to: try context.decodeModel(Split.V1.Post.self, bytes, id: id, binding: binding).title)
+        }
+        #expect(reader.take(ids[0]) == nil, "the first object asked for is the writer's to decode")
+        let deadline = Date().addingTimeInterval(10)
+        while reader.state.isReading && Date() < deadline { usleep(1_000) }
+        let stillWaiting = reader.state.isReading
+        #expect(!stillWaiting, "the reading thread still waits for a reader slot after 10 s")
+        let handedOver = ids.dropFirst().filter { reader.take($0) != nil }.count
+        #expect(handedOver == 0, "with no reader slot free, nothing is read ahead")
+        for _ in 0..<slots { release.signal() }
+        holders.wait()
+        reader.stop()
+    }
+
     /// A source record damaged on disk, 2,000 objects into the pass (chunks after the reading thread started): the
     /// migration fails with the error the writer's own decoding gives — naming the object — and the store still
     /// opens at its old version with every other post as it was.

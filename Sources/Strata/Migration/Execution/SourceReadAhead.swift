@@ -212,14 +212,17 @@ final class SourceReadAhead<Decoded>: StoppableReadAhead, @unchecked Sendable {
     }
 
     /// The thread: chunk after chunk, each in its own read transaction, until the database's end, a record that
-    /// does not decode or a failed read (the writer then decodes from there itself), or ``stop()``.
+    /// does not decode, a failed read or no free reader slot (the writer then decodes from there itself), or
+    /// ``stop()``.
     private func produce(from first: UInt64) {
         var next: UInt64? = first
         while let from = next, !stopRequested.load(ordering: .relaxed) {
             let chunk = emptyChunk()
             let values = chunk.values.assumingMemoryBound(to: Decoded.self)
             do {
-                next = try environment.read { txn -> UInt64? in
+                // Never waits for a reader slot: when the app's readers hold them all, the writer decodes alone
+                // (a restart waits for this thread, and those readers may be waiting for the migration).
+                next = try environment.readIfSlotFree { txn -> UInt64? in
                     let context = ReadContext(txn: txn, model: model)
                     let cursor = try txn.cursor(dbi)
                     var entry = try ObjectKey.with(from) { try cursor.seek($0) }
@@ -231,7 +234,7 @@ final class SourceReadAhead<Decoded>: StoppableReadAhead, @unchecked Sendable {
                     }
                     guard entry != nil, let last = chunk.ids.last, last < UInt64.max else { return nil }
                     return last + 1
-                }
+                } ?? nil
             } catch {
                 next = nil
             }

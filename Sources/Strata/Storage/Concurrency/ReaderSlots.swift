@@ -6,5 +6,7 @@ final class ReaderSlots: @unchecked Sendable {
     private let semaphore: DispatchSemaphore
     init(count: Int) { semaphore = DispatchSemaphore(value: max(1, count)) }
     func acquire() { semaphore.wait() }
+    /// Takes a slot if one is free now; false (nothing taken) when every slot is held.
+    func acquireIfFree() -> Bool { semaphore.wait(timeout: .now()) == .success }
     func release() { semaphore.signal() }
 }

@@ -415,6 +415,21 @@ final class Environment: @unchecked Sendable {
         try checkProcess()
         readerSlots.acquire()
         defer { readerSlots.release() }
+        return try readHoldingSlot(body)
+    }
+
+    /// Runs `body` in a read-only transaction as ``read(_:)`` does, if one of this process's reader slots is free
+    /// now; nil, without waiting, when every slot is held. For work that can be left undone (the migration's
+    /// read-ahead) and must never wait on readers that may themselves wait on it.
+    func readIfSlotFree<T>(_ body: (Transaction) throws -> T) throws -> T? {
+        try checkProcess()
+        guard readerSlots.acquireIfFree() else { return nil }
+        defer { readerSlots.release() }
+        return try readHoldingSlot(body)
+    }
+
+    /// ``read(_:)`` once the caller holds a reader slot.
+    private func readHoldingSlot<T>(_ body: (Transaction) throws -> T) throws -> T {
         while true {
             gate.lockShared()
             if isClosed { gate.unlockShared(); throw StoreError.closed }
