@@ -87,6 +87,10 @@ public enum System: String, CaseIterable, Codable, Sendable {
     case strataTyped = "strata-typed"
     /// The split as a declared mapping (`EntityMapping.extract`): a streaming copy of records, no per-object closure.
     case strataDeclared = "strata-declared"
+    /// The split as the dynamic policy of `strata`, with each post linked to its section in the mapping's
+    /// relationship pass — the section found by its source object — as a Core Data policy links in
+    /// `createRelationships(forDestination:in:manager:)`: every post is read twice.
+    case strataLinked = "strata-linked"
     /// The typed API through `Codable` (`Persistable`), kept as its own row while it exists.
     case strataCodable = "strata-codable"
     /// Scans through `ReadContext.forEachView(of:)`: the dynamic API's zero-copy record views.
@@ -110,7 +114,7 @@ public enum System: String, CaseIterable, Codable, Sendable {
         case _ where scenario == .keyRotation: self == .strataEncrypted
         case .strataEncrypted: [.insert, .open, .scan, .get].contains(scenario)
         case .strataTyped: [.insert, .scan, .get, .scanOldLayout, .customSplit].contains(scenario)
-        case .strataDeclared: scenario == .customSplit
+        case .strataDeclared, .strataLinked: scenario == .customSplit
         case .strataCodable: [.insert, .scan, .get].contains(scenario)
         case .strataViews: scenario == .scan || scenario == .scanOldLayout
         case .strataRecords: scenario == .scan
@@ -121,7 +125,7 @@ public enum System: String, CaseIterable, Codable, Sendable {
     }
 
     public var isStrata: Bool {
-        self == .strata || self == .strataTyped || self == .strataDeclared || self == .strataCodable || self == .strataViews || self == .strataRecords || self == .strataEncrypted
+        self == .strata || self == .strataTyped || self == .strataDeclared || self == .strataLinked || self == .strataCodable || self == .strataViews || self == .strataRecords || self == .strataEncrypted
     }
 }
 

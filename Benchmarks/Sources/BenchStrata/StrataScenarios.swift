@@ -85,6 +85,29 @@ public enum PostModel {
 }
 
 extension PostModel {
+    /// The split of ``splitStage()`` with the link made in the mapping's relationship pass, after every post and
+    /// section exists: the section is found by its source post (`destinations(for:entity:)`), as a Core Data
+    /// policy finds it with `destinationInstances(forEntityMappingName:sourceInstances:)`.
+    public static func splitStageLinkingInRelationshipPass() -> MigrationStage {
+        MigrationStage.custom(
+            from: "v1", to: "v2-split",
+            entityMappings: [
+                .transform("Post", destinations: ["Section"], instances: { post, ctx in
+                    try ctx.insert(try ctx.inferredObject(for: post))
+                    let content = post["content"].stringValue ?? ""
+                    var section = try ctx.makeObject("Section")
+                    section["title"] = .string(DataSet.sectionTitle(content))
+                    section["body"] = .string(content)
+                    section["index"] = .int64(0)
+                    try ctx.insert(section, keepingSourceID: false)
+                }, relationships: { post, ctx in
+                    for section in try ctx.destinations(for: post.id, entity: "Section") {
+                        try ctx.link(post.id, of: "Post", "sections", to: section)
+                    }
+                }),
+            ])
+    }
+
     /// The split as a declared mapping: `content` → `Section.body`, the title its first 4 characters + "..."
     /// (`DataSet.sectionTitle`), `index` 0 — executed as a streaming copy of records.
     public static func declaredSplitStage() -> MigrationStage {
@@ -417,6 +440,7 @@ public enum StrataScenarios {
             switch task.system {
             case .strataTyped: stages = [MacroPosts.splitStage()]
             case .strataDeclared: stages = [PostModel.declaredSplitStage()]
+            case .strataLinked: stages = [PostModel.splitStageLinkingInRelationshipPass()]
             default: stages = [PostModel.splitStage()]
             }
         }
