@@ -35,6 +35,8 @@ public class MigrationContext {
     @exclusivity(unchecked) private var openRuns: [AssociationRun] = []
     /// Whether the association database may hold runs (checked once per context, set when this one stores one).
     @exclusivity(unchecked) private var mayHoldStoredRuns: Bool
+    /// The stored run each destination entity's last look-up found (a run is never changed once stored).
+    @exclusivity(unchecked) private var storedRunsFound: [AssociationRun] = []
 
     init(runner: StepRunner, txn: Transaction, writer: WriteContext, associatesInRuns: Bool = false) throws {
         self.runner = runner
@@ -86,30 +88,42 @@ public class MigrationContext {
     /// objects a policy created from it, and the object that kept its identifier (every object of a source
     /// entity the stage does not map with a policy, and objects inserted with `keepingSourceID`).
     public func destinations(for source: ObjectID, entity: String? = nil) throws -> [ObjectID] {
-        let candidates = try entity.map { [try runner.destination.entity($0)] } ?? runner.destination.entities
-        var out: [UInt64] = []
+        let s = source.rawValue
+        guard let entity else { return try destinations(for: s, among: runner.destination.entities, tag: nil) }
+        // One entity, the common call: its binding lent, no list of candidates made (the model for writes has the
+        // destination model's entities, databases and tags; only indexes differ).
+        return try destinationModelReference._withUnsafeGuaranteedRef { model in
+            try model.withEntity(named: entity) { binding in try destinations(for: s, among: CollectionOfOne(binding), tag: binding.tag) }
+        }
+    }
+
+    /// ``destinations(for:entity:)`` among `candidates` (every destination entity, `tag` nil, or one, `tag` its tag).
+    private func destinations(for source: UInt64, among candidates: some Collection<EntityBinding>, tag: UInt32?) throws -> [ObjectID] {
+        var out: [ObjectID] = []
         // The object that kept the source's identifier, if any (one get per candidate entity).
-        for binding in candidates where try writer.exists(source.rawValue, binding) {
-            out.append(source.rawValue)
+        for binding in candidates where try writer.exists(source, binding) {
+            out.append(ObjectID(rawValue: source))
             break
         }
-        let tag = entity != nil ? candidates.first?.tag : nil
+        // Then the objects made from it, by entity and identifier: associations stored singly, and runs.
         var made: [(tag: UInt32, id: UInt64)] = []
         let cursor = try txn.sharedCursor(associations)
-        try ObjectKey.with(source.rawValue) { key in
+        try ObjectKey.with(source) { key in
             guard var entry = try cursor.find(key) else { return }
             while true {
                 let (t, id) = try MigrationContext.decodeReference(entry.value)
-                if (tag == nil || tag == t) && id != source.rawValue { made.append((t, id)) }
+                if (tag == nil || tag == t) && id != source { made.append((t, id)) }
                 guard let next = try cursor.nextDuplicate() else { break }
                 entry = next
             }
         }
         for binding in candidates {
-            if let id = try runDestination(for: source.rawValue, tag: binding.tag) { made.append((binding.tag, id)) }
+            if let id = try runDestination(for: source, tag: binding.tag) { made.append((binding.tag, id)) }
         }
-        made.sort { ($0.tag, $0.id) < ($1.tag, $1.id) }
-        return (out + made.map(\.id)).map(ObjectID.init(rawValue:))
+        if made.count > 1 { made.sort { ($0.tag, $0.id) < ($1.tag, $1.id) } }
+        out.reserveCapacity(out.count + made.count)
+        for m in made { out.append(ObjectID(rawValue: m.id)) }
+        return out
     }
 
     /// Links destination object `id` of `entity` to `target` through `relationship` (destination names); the
@@ -191,7 +205,13 @@ public class MigrationContext {
             if let id = run.destination(for: source) { return id }
         }
         guard mayHoldStoredRuns else { return nil }
-        return try AssociationRun.stored(covering: source, tag: tag, in: txn, associations)?.destination(for: source)
+        // A pass asks in key order: the stored run that answered last usually covers this source too.
+        for run in storedRunsFound where run.tag == tag {
+            if let id = run.destination(for: source) { return id }
+        }
+        guard let run = try AssociationRun.stored(covering: source, tag: tag, in: txn, associations) else { return nil }
+        if let i = storedRunsFound.firstIndex(where: { $0.tag == tag }) { storedRunsFound[i] = run } else { storedRunsFound.append(run) }
+        return run.destination(for: source)
     }
 
     /// Stores the runs this context kept open: before its transaction commits, so they commit with the
