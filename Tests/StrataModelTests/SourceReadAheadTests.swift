@@ -5,10 +5,11 @@ import StrataTestSupport
 import Testing
 
 /// A custom stage's source objects decoded ahead on a second thread (``MigrationOptions/decodesAhead``, on by
-/// default) change nothing a user can see: the typed and the dynamic split make, object for object, the store the
-/// same split makes with every object decoded by the writer — across many chunks of the reading thread, batches of
-/// every size, a stop and a resume in the middle, an object asked for out of turn, and a damaged record,
-/// which fails the migration with the same error and leaves the store as it was.
+/// default) change nothing a user can see: the typed and the dynamic split (linked in the instance pass or in the
+/// relationship pass) make, object for object, the store the same split makes with every object decoded by the
+/// writer — across many chunks of the reading thread, batches of every size, a stop and a resume in the middle, an
+/// object asked for out of turn, and a damaged record, which fails the migration with the same error and leaves the
+/// store as it was.
 @Suite struct SourceReadAheadTests {
     typealias Split = TypedSplitTests
 
@@ -30,7 +31,11 @@ import Testing
         return (try StoreDump.lines(store), try Split.mismatches(store, posts))
     }
 
-    static let mappings: [(name: String, mapping: EntityMapping)] = [("typed", Split.typed), ("dynamic", Split.dynamic)]
+    static let mappings: [(name: String, mapping: EntityMapping)] = [
+        ("typed", Split.typed), ("dynamic", Split.dynamic),
+        // Objects decoded ahead in the relationship pass too (the pass checks it is handed the post it asks about).
+        ("dynamic, linked in the relationship pass", SplitPolicies.closureSplitLinkingInRelationshipPass),
+    ]
 
     /// 3,000 posts: six chunks of the reading thread, in one batch, in batches of 700 (a batch ends inside a chunk),
     /// and in batches of 1.
@@ -118,6 +123,25 @@ import Testing
         #expect(reader.take(ids[2_500]) == nil, "a record the reader cannot decode is the writer's to decode")
         #expect(reader.take(ids[2_501]) == nil, "after a record it cannot decode, the reader stops")
         #expect(wrong.isEmpty, "\(wrong.count) objects handed over wrong, the first: \(wrong.prefix(5))")
+    }
+
+    /// Every pass stops its reading thread when it ends: after a migration whose passes have more chunks than the
+    /// thread reads ahead (one not stopped would wait for the writer forever), the store's environment has no
+    /// reading thread left.
+    @Test(arguments: mappings.indices)
+    func noReadingThreadOutlivesItsPass(_ m: Int) throws {
+        let posts = Split.posts(12_000, seed: 37)
+        let dir = try TemporaryDirectory("read-ahead-threads")
+        let (name, mapping) = Self.mappings[m]
+        let configuration = Self.configuration(batch: .max, decodesAhead: true)
+        try Split.make(dir.store, posts, configuration)
+        let store = try Store.open(at: dir.store, schema: try Schema(Split.V2.self), plan: try Split.plan(mapping), configuration: configuration)
+        defer { store.close() }
+        #expect(try Split.mismatches(store, posts) == [], "\(name)")
+        // A stopped thread ends on its own, just after its pass; one that was not stopped waits forever.
+        let deadline = Date().addingTimeInterval(10)
+        while store.environment.readAheadThreads.load(ordering: .relaxed) > 0 && Date() < deadline { usleep(1_000) }
+        #expect(store.environment.readAheadThreads.load(ordering: .relaxed) == 0, "\(name): a reading thread outlived its pass")
     }
 
     /// With every reader slot of the process held (by the app's own read transactions), the reading thread does not

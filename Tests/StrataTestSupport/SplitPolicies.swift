@@ -14,4 +14,28 @@ public enum SplitPolicies {
         let id = try ctx.insert(section, keepingSourceID: false)
         try ctx.link(post.id, of: "Post", "sections", to: id)
     })
+
+    /// The split of ``closureSplit`` with each post linked to its section in the relationship pass, as a Core Data
+    /// policy links in `createRelationships(forDestination:in:manager:)`: the section found by its source post.
+    /// The pass checks that the post it was handed is the one it asked about (its content is the body of the
+    /// section made from it) and fails the stage with ``HandedOverWrongPost`` otherwise.
+    public static let closureSplitLinkingInRelationshipPass = EntityMapping.transform("Post", destinations: ["Section"], instances: { post, ctx in
+        try ctx.insert(try ctx.inferredObject(for: post))
+        guard let content = post["content"].stringValue else { return }
+        var section = try ctx.makeObject("Section")
+        section["body"] = .string(content)
+        section["title"] = .string(String(content.prefix(4)) + "...")
+        section["index"] = .int64(7)
+        try ctx.insert(section, keepingSourceID: false)
+    }, relationships: { post, ctx in
+        let sections = try ctx.destinations(for: post.id, entity: "Section")
+        let bodies = try sections.map { try ctx.destinationObject($0, of: "Section")?["body"].stringValue }
+        guard bodies == (post["content"].stringValue.map { [$0] } ?? []) else { throw HandedOverWrongPost(post: post.id) }
+        for section in sections { try ctx.link(post.id, of: "Post", "sections", to: section) }
+    })
+
+    /// A relationship pass was handed a post whose values are not those of the post it was made from.
+    public struct HandedOverWrongPost: Error, Equatable {
+        public let post: ObjectID
+    }
 }

@@ -61,9 +61,20 @@ extension StepRunner {
             return report(.relationships, entity: entity, completed: total, total: total, pass: pass)
         }
         let visit: (SourceRecord, RelationshipMigrationContext) throws -> Void
+        var readAhead: (any StoppableReadAhead)? = nil
+        defer { readAhead?.stop() }
         switch passPolicy(pass: pass, mapping: index) {
         case .records(let policy)?: visit = { source, context in try policy.createRelationships(for: source, in: context) }
-        case .objects(let policy)?: visit = { source, context in try policy.createRelationships(for: try source.object(), in: context) }
+        case .objects(let policy)?:
+            let reader = try sourceDecodedAhead(pass: pass, mapping: index).map(objectReadAhead)
+            readAhead = reader
+            visit = { source, context in
+                if let values = reader?.take(source.id) {
+                    let object = DynamicObject(id: ObjectID(rawValue: source.id), binding: source.binding, values: values.pointee)
+                    return try policy.createRelationships(for: object, in: context)
+                }
+                try policy.createRelationships(for: try source.object(), in: context)
+            }
         case nil: visit = { _, _ in }
         }
         try runPass(pass: pass, mapping: index, phase: .relationships, makeContext: { runner, txn, writer, _ in
@@ -71,7 +82,7 @@ extension StepRunner {
         }, visit: visit)
     }
 
-    /// The source entity of mapping `index` of pass `pass` when its instance pass decodes its objects ahead on another
+    /// The source entity of mapping `index` of pass `pass` when its passes decode its objects ahead on another
     /// thread (``SourceReadAhead``), else nil. It does unless the options say not to, on every device with a second
     /// core, when the step writes no destination object into the source entity's database (it never does: a mapped
     /// entity gets a new one; checked rather than assumed, since the reading thread's snapshot must be what the

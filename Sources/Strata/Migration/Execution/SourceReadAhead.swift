@@ -146,12 +146,14 @@ final class SourceReadAhead<Decoded>: StoppableReadAhead, @unchecked Sendable {
         condition.lock()
         isRunning = true
         condition.unlock()
+        environment.readAheadThreads.add(1, ordering: .relaxed)
         PlatformThread.start(name: "strata.migrate.read", stackSize: 1 << 20) { [self] in
             produce(from: id + 1)
             condition.lock()
             isRunning = false
             condition.broadcast()
             condition.unlock()
+            environment.readAheadThreads.subtract(1, ordering: .relaxed)
         }
     }
 

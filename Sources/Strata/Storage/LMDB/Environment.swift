@@ -82,6 +82,9 @@ final class Environment: @unchecked Sendable {
     /// entries, so that space may carry plain bytes into pages written later. Pages written by an environment
     /// without the flag hold none (``PageRewrite``).
     let wrotePlainPages = Atomic<Bool>(false)
+    /// Threads reading a migration's source objects ahead (``SourceReadAhead``) that have not ended: zero whenever
+    /// no pass is running, since every pass stops its reader when it ends.
+    let readAheadThreads = Atomic<Int>(0)
     /// State other layers keep for this environment, one value per type, created on first use (the process's
     /// observers of the store, for example): the environment knows nothing of what they hold. A short list, not a
     /// dictionary, for the reason the registry is one (a dictionary keyed by `ObjectIdentifier` cost a process's
