@@ -96,7 +96,7 @@ public class ReadContext {
     }
 
     func exists(_ id: UInt64, _ binding: EntityBinding) throws -> Bool {
-        try ObjectKey.with(id) { try txn.get(binding.dbi, key: $0) } != nil
+        try ObjectKey.with(id) { key in try txn.withLookupCursor(binding.dbi) { try $0.contains(key) } }
     }
 
     /// The objects of an entity, as a lazy query: nothing is read until it is iterated.
@@ -152,8 +152,10 @@ public class ReadContext {
 
     func firstLinkedID(_ id: UInt64, _ r: RelationshipBinding) throws -> UInt64? {
         try ObjectKey.with(id) { key in
-            guard let value = try txn.get(r.dbi, key: key) else { return nil }
-            return try linkTarget(value, r)
+            try txn.withLookupCursor(r.dbi) { cursor in
+                guard let entry = try cursor.find(key) else { return nil }
+                return try linkTarget(entry.value, r)
+            }
         }
     }
 

@@ -63,6 +63,16 @@ final class Cursor {
     func current() throws -> Entry? { try move(MDB_GET_CURRENT) }
     /// Positions at `key` exactly.
     func find(_ key: UnsafeRawBufferPointer) throws -> Entry? { try move(MDB_SET_KEY, key: key) }
+    /// Positions at `key` exactly, if it is there; the value is not opened (an encrypted store's stays sealed).
+    func contains(_ key: UnsafeRawBufferPointer) throws -> Bool {
+        if isClosed { throw StoreError.transactionEnded }
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val()
+        let rc = FaultInjection.lmdbFault(.cursorGet) ?? mdb_cursor_get(pointer, &k, &v, MDB_SET)
+        if rc == MDB_NOTFOUND { return false }
+        if rc != 0 { throw transaction.fail(rc, "mdb_cursor_get") }
+        return true
+    }
     /// Positions at the first key greater than or equal to `key`.
     func seek(_ key: UnsafeRawBufferPointer) throws -> Entry? { try move(MDB_SET_RANGE, key: key) }
     /// Dupsort: the next value of the current key.

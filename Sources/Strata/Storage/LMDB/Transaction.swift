@@ -49,6 +49,8 @@ final class Transaction {
     @exclusivity(unchecked) private var cachedCursors = DatabaseHandleTable<Unmanaged<Cursor>>()
     @exclusivity(unchecked) private var lastSharedDBI: MDB_dbi = 0
     @exclusivity(unchecked) private var lastSharedCursor: Unmanaged<Cursor>?
+    /// Look-up cursors by database handle (``withLookupCursor(_:_:)``), not counted either.
+    @exclusivity(unchecked) private var lookupCursors = DatabaseHandleTable<Unmanaged<Cursor>>()
 
     /// An encrypted store's keyring (nil for an unencrypted store): values of sealed databases are sealed as they
     /// are put (under the current key) and opened as they are read (under the key their marker names), so every
@@ -280,6 +282,21 @@ final class Transaction {
         return cursor
     }
 
+    /// Runs `body` with this transaction's look-up cursor on `dbi`, for point look-ups only (``Cursor/contains(_:)``,
+    /// ``Cursor/find(_:)``): apart from the shared cursor, which loops walk and append through, so that a look-up
+    /// never moves a walk. It stays where the last look-up left it, and LMDB answers a key on the page a cursor is
+    /// on without descending the tree again (`mdb_get` descends from the root each time): look-ups in key order —
+    /// a pass checking that the objects it links exist — cost one page's search. `body` must not keep the cursor.
+    @inline(__always)
+    func withLookupCursor<R>(_ dbi: MDB_dbi, _ body: (Cursor) throws -> R) throws -> R {
+        if let cursor = lookupCursors[dbi], !cursor._withUnsafeGuaranteedRef({ $0.isClosed }) {
+            return try cursor._withUnsafeGuaranteedRef(body)
+        }
+        let c = try cursor(dbi)
+        lookupCursors[dbi] = Unmanaged.passUnretained(c)
+        return try body(c)
+    }
+
     /// A cursor on `dbi` shared by point operations of this transaction (appends, lookups).
     func sharedCursor(_ dbi: MDB_dbi) throws -> Cursor {
         try withSharedCursor(dbi) { $0 }
@@ -355,6 +372,7 @@ final class Transaction {
         for c in cursors { c.transactionEnding(closeExplicitly: !isWrite) }
         cursors.removeAll()
         cachedCursors.removeAll()
+        lookupCursors.removeAll()
         lastSharedCursor = nil
     }
 
