@@ -34,6 +34,7 @@ import Testing
     static let mappings: [(name: String, mapping: EntityMapping)] = [
         ("typed", Split.typed), ("dynamic", Split.dynamic),
         // Objects decoded ahead in the relationship pass too (the pass checks it is handed the post it asks about).
+        ("typed, linked in the relationship pass", Split.typedLinkedInRelationshipPass),
         ("dynamic, linked in the relationship pass", SplitPolicies.closureSplitLinkingInRelationshipPass),
     ]
 

@@ -45,6 +45,20 @@ import Testing
         try context.link(section, \V2.Section.post, to: kept)
     }
 
+    /// The typed split with each post linked to its section in the relationship pass, which checks that it is
+    /// handed the post it asks about (its content is the body of the section made from it).
+    static let typedLinkedInRelationshipPass = EntityMapping.each(V1.Post.self, creating: [V2.Section.self], instances: { post, context in
+        try context.insert(V2.Post(title: post.title, views: post.views), keepingSourceID: true)
+        guard let content = post.content else { return }
+        try context.insert(V2.Section(title: String(content.prefix(4)) + "...", body: content, index: 7))
+    }, relationships: { post, context in
+        guard let id = post.objectID else { throw SplitPolicies.HandedOverWrongPost(post: ObjectID(rawValue: 0)) }
+        let sections = try context.destinations(for: id, as: V2.Section.self)
+        let bodies = try sections.map { try context.base.destinationObject($0, of: "Section")?["body"].stringValue }
+        guard bodies == (post.content.map { [$0] } ?? []) else { throw SplitPolicies.HandedOverWrongPost(post: id) }
+        for section in sections { try context.link(section, \V2.Section.post, to: id) }
+    })
+
     /// The same split as a dynamic policy (by name, on `DynamicObject`s).
     static let dynamic = SplitPolicies.closureSplit
 

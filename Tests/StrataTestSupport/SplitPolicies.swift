@@ -37,5 +37,6 @@ public enum SplitPolicies {
     /// A relationship pass was handed a post whose values are not those of the post it was made from.
     public struct HandedOverWrongPost: Error, Equatable {
         public let post: ObjectID
+        public init(post: ObjectID) { self.post = post }
     }
 }

@@ -63,16 +63,31 @@ struct ModelPolicy<Source: EntityModel>: RecordReadingPolicy, TypedPolicy {
 
     func instanceVisitDecodingAhead(runner: StepRunner, binding: EntityBinding)
         -> (reader: any StoppableReadAhead, visit: (SourceRecord, InstanceMigrationContext) throws -> Void)? {
-        // A type that does not match the source entity is reported by the writer's own decoding, per object.
-        guard (try? binding.verifyModel(Source.self)) != nil else { return nil }
-        let reader = SourceReadAhead<Source>(environment: runner.environment, model: runner.source, dbi: binding.dbi) { context, id, bytes, slot in
-            slot.initialize(to: try context.decodeModel(Source.self, bytes, id: id, binding: binding))
-        }
+        guard let reader = sourceReadAhead(runner: runner, binding: binding) else { return nil }
         return (reader, { source, context in
             context.current = .record(source)
             guard let value = reader.take(source.id) else { return try createDestinationInstances(for: source, in: context) }
             try instances(value.pointee, ModelMigrationContext(base: context))
         })
+    }
+
+    func relationshipVisitDecodingAhead(runner: StepRunner, binding: EntityBinding)
+        -> (reader: any StoppableReadAhead, visit: (SourceRecord, RelationshipMigrationContext) throws -> Void)? {
+        // Without a relationship closure the pass links as inferred, from the source's dynamic object.
+        guard let relationships, let reader = sourceReadAhead(runner: runner, binding: binding) else { return nil }
+        return (reader, { source, context in
+            guard let value = reader.take(source.id) else { return try createRelationships(for: source, in: context) }
+            try relationships(value.pointee, ModelRelationshipContext(base: context, source: .record(source)))
+        })
+    }
+
+    /// A reader decoding `binding`'s source objects ahead as `Source`; nil when the type does not match the
+    /// entity (the writer's own decoding then reports it, per object).
+    private func sourceReadAhead(runner: StepRunner, binding: EntityBinding) -> SourceReadAhead<Source>? {
+        guard (try? binding.verifyModel(Source.self)) != nil else { return nil }
+        return SourceReadAhead<Source>(environment: runner.environment, model: runner.source, dbi: binding.dbi) { context, id, bytes, slot in
+            slot.initialize(to: try context.decodeModel(Source.self, bytes, id: id, binding: binding))
+        }
     }
 
     func createRelationships(for source: SourceRecord, in context: RelationshipMigrationContext) throws {

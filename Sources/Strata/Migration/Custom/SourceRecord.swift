@@ -62,6 +62,9 @@ protocol RecordReadingPolicy: EntityMigrationPolicy {
     /// with the reader, which the pass stops when it ends; nil when the values cannot be decoded ahead.
     func instanceVisitDecodingAhead(runner: StepRunner, binding: EntityBinding)
         -> (reader: any StoppableReadAhead, visit: (SourceRecord, InstanceMigrationContext) throws -> Void)?
+    /// The same for the relationship pass.
+    func relationshipVisitDecodingAhead(runner: StepRunner, binding: EntityBinding)
+        -> (reader: any StoppableReadAhead, visit: (SourceRecord, RelationshipMigrationContext) throws -> Void)?
 }
 
 extension EntityMapping {

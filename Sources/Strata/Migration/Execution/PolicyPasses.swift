@@ -64,7 +64,14 @@ extension StepRunner {
         var readAhead: (any StoppableReadAhead)? = nil
         defer { readAhead?.stop() }
         switch passPolicy(pass: pass, mapping: index) {
-        case .records(let policy)?: visit = { source, context in try policy.createRelationships(for: source, in: context) }
+        case .records(let policy)?:
+            if let binding = try sourceDecodedAhead(pass: pass, mapping: index),
+               let ahead = policy.relationshipVisitDecodingAhead(runner: self, binding: binding) {
+                readAhead = ahead.reader
+                visit = ahead.visit
+            } else {
+                visit = { source, context in try policy.createRelationships(for: source, in: context) }
+            }
         case .objects(let policy)?:
             let reader = try sourceDecodedAhead(pass: pass, mapping: index).map(objectReadAhead)
             readAhead = reader
