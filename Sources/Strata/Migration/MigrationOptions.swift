@@ -47,7 +47,7 @@ public struct MigrationOptions: Sendable {
     /// checked, by the step.)
     public var buildsIndexesInBackground: Bool = true
     /// Whether a custom stage's entity policies and typed mappings have their source objects read and decoded on a
-    /// second thread while the migration runs them, writes and commits (on devices with more than one core; a
+    /// second thread while the migration runs them (in the instance and the relationship pass), writes and commits (on devices with more than one core; a
     /// declared mapping copies records without decoding them). Default true. Only where the decoding runs
     /// changes — the closures still run on the migrating thread, for every object in order, and what is written,
     /// committed and thrown is as without it — so turn it off only to keep a migration on one thread.
