@@ -71,16 +71,23 @@ public enum PostModel {
                 // The post keeps its identity (the inferred object, without `content`); its section is made
                 // and linked in the same call, as an NSEntityMigrationPolicy may relate the objects it creates.
                 .transform("Post", destinations: ["Section"], instances: { post, ctx in
-                    try ctx.insert(try ctx.inferredObject(for: post))
-                    let content = post["content"].stringValue ?? ""
-                    var section = try ctx.makeObject("Section")
-                    section["title"] = .string(DataSet.sectionTitle(content))
-                    section["body"] = .string(content)
-                    section["index"] = .int64(0)
-                    let id = try ctx.insert(section, keepingSourceID: false)
-                    try ctx.link(post.id, of: "Post", "sections", to: id)
+                    let section = try insertPostAndSection(post, ctx)
+                    try ctx.link(post.id, of: "Post", "sections", to: section)
                 }),
             ])
+    }
+
+    /// The split's instance work for one post: the post as inferred (without `content`, its identifier kept) and a
+    /// new section; returns the section.
+    @inline(__always) @discardableResult
+    static func insertPostAndSection(_ post: DynamicObject, _ ctx: InstanceMigrationContext) throws -> ObjectID {
+        try ctx.insert(try ctx.inferredObject(for: post))
+        let content = post["content"].stringValue ?? ""
+        var section = try ctx.makeObject("Section")
+        section["title"] = .string(DataSet.sectionTitle(content))
+        section["body"] = .string(content)
+        section["index"] = .int64(0)
+        return try ctx.insert(section, keepingSourceID: false)
     }
 }
 
@@ -93,13 +100,7 @@ extension PostModel {
             from: "v1", to: "v2-split",
             entityMappings: [
                 .transform("Post", destinations: ["Section"], instances: { post, ctx in
-                    try ctx.insert(try ctx.inferredObject(for: post))
-                    let content = post["content"].stringValue ?? ""
-                    var section = try ctx.makeObject("Section")
-                    section["title"] = .string(DataSet.sectionTitle(content))
-                    section["body"] = .string(content)
-                    section["index"] = .int64(0)
-                    try ctx.insert(section, keepingSourceID: false)
+                    try insertPostAndSection(post, ctx)
                 }, relationships: { post, ctx in
                     for section in try ctx.destinations(for: post.id, entity: "Section") {
                         try ctx.link(post.id, of: "Post", "sections", to: section)
