@@ -37,6 +37,13 @@ public class MigrationContext {
     @exclusivity(unchecked) private var mayHoldStoredRuns: Bool
     /// The stored run each destination entity's last look-up found (a run is never changed once stored).
     @exclusivity(unchecked) private var storedRunsFound: [AssociationRun] = []
+    /// Each destination entity's smallest identifier, where this context inserts no object (see
+    /// ``mayHoldKeptIdentifier(_:_:)``).
+    @exclusivity(unchecked) private var smallestIdentifiers: [(tag: UInt32, id: UInt64)] = []
+
+    /// Whether a context of this kind inserts destination objects (an instance pass's does; a relationship pass's
+    /// only links them).
+    class var insertsObjects: Bool { true }
 
     init(runner: StepRunner, txn: Transaction, writer: WriteContext, associatesInRuns: Bool = false) throws {
         self.runner = runner
@@ -100,8 +107,8 @@ public class MigrationContext {
     /// ``destinations(for:entity:)`` among `candidates` (every destination entity, `tag` nil, or one, `tag` its tag).
     private func destinations(for source: UInt64, among candidates: some Collection<EntityBinding>, tag: UInt32?) throws -> [ObjectID] {
         var out: [ObjectID] = []
-        // The object that kept the source's identifier, if any (one get per candidate entity).
-        for binding in candidates where try writer.exists(source, binding) {
+        // The object that kept the source's identifier, if any (one look-up per candidate entity that may hold it).
+        for binding in candidates where try mayHoldKeptIdentifier(source, binding) && writer.exists(source, binding) {
             out.append(ObjectID(rawValue: source))
             break
         }
@@ -124,6 +131,21 @@ public class MigrationContext {
         out.reserveCapacity(out.count + made.count)
         for m in made { out.append(ObjectID(rawValue: m.id)) }
         return out
+    }
+
+    /// Whether an object of `binding` may have identifier `source`: always, where this context inserts objects;
+    /// else unless `source` is below the entity's smallest identifier, read once per context (its transaction
+    /// adds no object). Objects made by a policy take identifiers after every source object's, so a relationship
+    /// pass asking for the sections made from a post needs no look-up of a section keeping the post's identifier.
+    private func mayHoldKeptIdentifier(_ source: UInt64, _ binding: EntityBinding) throws -> Bool {
+        guard !Self.insertsObjects else { return true }
+        if let known = smallestIdentifiers.first(where: { $0.tag == binding.tag }) { return source >= known.id }
+        // An empty entity holds nothing; a key that is not an object's (none should be) turns the shortcut off.
+        let smallest = try txn.withLookupCursor(binding.dbi) { cursor in
+            try cursor.first().map { (try? ObjectKey.decode($0.key)) ?? 0 } ?? UInt64.max
+        }
+        smallestIdentifiers.append((binding.tag, smallest))
+        return source >= smallest
     }
 
     /// Links destination object `id` of `entity` to `target` through `relationship` (destination names); the

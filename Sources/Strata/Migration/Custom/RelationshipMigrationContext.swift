@@ -2,6 +2,7 @@ import Foundation
 
 /// What an ``EntityMigrationPolicy`` can do in the relationship pass: link destination objects.
 public final class RelationshipMigrationContext: MigrationContext {
+    override class var insertsObjects: Bool { false }
 
     /// Translates each link of source object `source` into links between the destination objects made from
     /// the two ends, for every source relationship that maps to a destination relationship.
