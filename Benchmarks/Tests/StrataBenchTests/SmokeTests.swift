@@ -84,6 +84,7 @@ import Testing
         for s in ["insert", "scan", "get"] { expected.insert("\(s)/strata-typed"); expected.insert("\(s)/strata-codable") }
         expected.insert("custom-split/strata-typed")
         expected.insert("custom-split/strata-declared")   // issue 22's declared mapping (a streaming copy)
+        expected.insert("custom-split/strata-linked")     // the policy linking in its relationship pass (round 17)
         expected.insert("scan/strata-views")
         expected.insert("scan/strata-records")
         // Issue 13's rows: the sweep beside raw LMDB's rewrite; old-layout scans and writes during the sweep, Strata's only.
