@@ -283,7 +283,7 @@ final class Transaction {
     }
 
     /// Runs `body` with this transaction's look-up cursor on `dbi`, for point look-ups only (``Cursor/contains(_:)``,
-    /// ``Cursor/find(_:)``): apart from the shared cursor, which loops walk and append through, so that a look-up
+    /// ``Cursor/find(_:)``, ``Cursor/first()``; never a walk): apart from the shared cursor, which loops walk and append through, so that a look-up
     /// never moves a walk. It stays where the last look-up left it, and LMDB answers a key on the page a cursor is
     /// on without descending the tree again (`mdb_get` descends from the root each time): look-ups in key order —
     /// a pass checking that the objects it links exist — cost one page's search. `body` must not keep the cursor.
