@@ -33,7 +33,8 @@ import Testing
 
     static let mappings: [(name: String, mapping: EntityMapping)] = [
         ("typed", Split.typed), ("dynamic", Split.dynamic),
-        // Objects decoded ahead in the relationship pass too (the pass checks it is handed the post it asks about).
+        // Objects decoded ahead in the relationship pass too (the dynamic pass checks it is handed the post it asks
+        // about; a typed post handed over for another would leave the asked one unlinked).
         ("typed, linked in the relationship pass", Split.typedLinkedInRelationshipPass),
         ("dynamic, linked in the relationship pass", SplitPolicies.closureSplitLinkingInRelationshipPass),
     ]

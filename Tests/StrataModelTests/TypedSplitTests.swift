@@ -45,8 +45,10 @@ import Testing
         try context.link(section, \V2.Section.post, to: kept)
     }
 
-    /// The typed split with each post linked to its section in the relationship pass, which checks that it is
-    /// handed the post it asks about (its content is the body of the section made from it).
+    /// The typed split with each post linked to its section in the relationship pass, which checks that the post's
+    /// content is the body of the section found by its identifier. A typed post carries its own identifier, so this
+    /// cannot tell a post handed over for another one (that one is whole and consistent); the asked post would be
+    /// left unlinked, which ``mismatches(_:_:)`` reports.
     static let typedLinkedInRelationshipPass = EntityMapping.each(V1.Post.self, creating: [V2.Section.self], instances: { post, context in
         try context.insert(V2.Post(title: post.title, views: post.views), keepingSourceID: true)
         guard let content = post.content else { return }

@@ -221,6 +221,14 @@ public enum TortureModels {
         public var description: String { "injected failure at serial \(serial)" }
     }
 
+    /// The object a relationship pass was handed is not the one it asked about: its values are another object's.
+    /// (The pass's objects may be decoded ahead on another thread, and a batch runs again after the map grew.)
+    public struct HandedOverWrongObject: Error, CustomStringConvertible {
+        public let id: ObjectID
+        public let serial: Value
+        public var description: String { "the relationship pass was handed serial \(serial) for object \(id)" }
+    }
+
     /// A `willMigrate` or `didMigrate` script of the c2 stages: recorded in the ledger, and a `Marker` of that kind.
     static func markerScript(_ kind: String) -> @Sendable (WriteContext) throws -> Void {
         { context in
@@ -250,6 +258,12 @@ public enum TortureModels {
                     try context.insert("Item", values, keepingSourceID: true)
                     try context.insert("Note", ["text": .string(noteText(title: title))])
                 }, relationships: { item, context in
+                    // What it links depends on nothing but the identifier; the values handed over are checked
+                    // against the source object read by that identifier, so that a wrong hand-over fails the step.
+                    let serial = item["serial"]
+                    guard try context.sourceObject(item.id, of: "Item")?["serial"] == serial else {
+                        throw HandedOverWrongObject(id: item.id, serial: serial)
+                    }
                     for note in try context.destinations(for: item.id, entity: "Note") {
                         try context.link(item.id, of: "Item", "notes", to: note)
                     }
