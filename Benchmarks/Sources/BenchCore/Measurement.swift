@@ -91,6 +91,9 @@ public enum System: String, CaseIterable, Codable, Sendable {
     /// relationship pass — the section found by its source object — as a Core Data policy links in
     /// `createRelationships(forDestination:in:manager:)`: every post is read twice.
     case strataLinked = "strata-linked"
+    /// The typed stage of `strata-typed` with each post linked to its section in the mapping's relationship pass,
+    /// the section found by its source object (`destinations(for:as:)`): the typed form of `strata-linked`.
+    case strataTypedLinked = "strata-typed-linked"
     /// The typed API through `Codable` (`Persistable`), kept as its own row while it exists.
     case strataCodable = "strata-codable"
     /// Scans through `ReadContext.forEachView(of:)`: the dynamic API's zero-copy record views.
@@ -114,7 +117,7 @@ public enum System: String, CaseIterable, Codable, Sendable {
         case _ where scenario == .keyRotation: self == .strataEncrypted
         case .strataEncrypted: [.insert, .open, .scan, .get].contains(scenario)
         case .strataTyped: [.insert, .scan, .get, .scanOldLayout, .customSplit].contains(scenario)
-        case .strataDeclared, .strataLinked: scenario == .customSplit
+        case .strataDeclared, .strataLinked, .strataTypedLinked: scenario == .customSplit
         case .strataCodable: [.insert, .scan, .get].contains(scenario)
         case .strataViews: scenario == .scan || scenario == .scanOldLayout
         case .strataRecords: scenario == .scan
@@ -125,7 +128,7 @@ public enum System: String, CaseIterable, Codable, Sendable {
     }
 
     public var isStrata: Bool {
-        self == .strata || self == .strataTyped || self == .strataDeclared || self == .strataLinked || self == .strataCodable || self == .strataViews || self == .strataRecords || self == .strataEncrypted
+        self == .strata || self == .strataTyped || self == .strataDeclared || self == .strataLinked || self == .strataTypedLinked || self == .strataCodable || self == .strataViews || self == .strataRecords || self == .strataEncrypted
     }
 }
 

@@ -64,6 +64,24 @@ public enum MacroPosts {
             },
         ])
     }
+
+    /// The typed split with each post linked to its section in the mapping's relationship pass, once every post and
+    /// section exists: the section found by its source post, as ``PostModel/splitStageLinkingInRelationshipPass()``
+    /// finds it for the dynamic policy.
+    public static func splitStageLinkingInRelationshipPass() -> MigrationStage {
+        MigrationStage.custom(from: V1.self, to: Split.self, entityMappings: [
+            .each(V1.Post.self, creating: [Split.Section.self], instances: { post, context in
+                try context.insert(Split.Post(postID: post.postID, date: post.date, color: post.color, views: post.views),
+                                   keepingSourceID: true)
+                try context.insert(Split.Section(title: DataSet.sectionTitle(post.content), body: post.content, index: 0))
+            }, relationships: { post, context in
+                guard let id = post.objectID else { throw BenchFailure("a post of the relationship pass without its identifier") }
+                for section in try context.destinations(for: id, as: Split.Section.self) {
+                    try context.link(section, \Split.Section.post, to: id)
+                }
+            }),
+        ])
+    }
 }
 
 extension MacroPosts.V1.Post {

@@ -442,6 +442,7 @@ public enum StrataScenarios {
             case .strataTyped: stages = [MacroPosts.splitStage()]
             case .strataDeclared: stages = [PostModel.declaredSplitStage()]
             case .strataLinked: stages = [PostModel.splitStageLinkingInRelationshipPass()]
+            case .strataTypedLinked: stages = [MacroPosts.splitStageLinkingInRelationshipPass()]
             default: stages = [PostModel.splitStage()]
             }
         }

@@ -19,7 +19,7 @@ enum ChildMode {
             let task = try JSONDecoder().decode(ChildTask.self, from: Data(arguments[2].utf8))
             let report: ChildReport?
             switch task.system {
-            case .strata, .strataTyped, .strataDeclared, .strataLinked, .strataCodable, .strataViews, .strataRecords, .strataEncrypted: report = try StrataScenarios.run(task)
+            case .strata, .strataTyped, .strataDeclared, .strataLinked, .strataTypedLinked, .strataCodable, .strataViews, .strataRecords, .strataEncrypted: report = try StrataScenarios.run(task)
             case .lmdb: report = try RawLMDB.run(task)
             case .sqlite: report = try RawSQLite.run(task)
             case .grdb: report = try GRDBScenarios.run(task)

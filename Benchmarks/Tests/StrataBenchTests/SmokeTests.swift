@@ -85,6 +85,7 @@ import Testing
         expected.insert("custom-split/strata-typed")
         expected.insert("custom-split/strata-declared")   // issue 22's declared mapping (a streaming copy)
         expected.insert("custom-split/strata-linked")     // the policy linking in its relationship pass (round 17)
+        expected.insert("custom-split/strata-typed-linked")  // the typed stage linking in its relationship pass (round 18)
         expected.insert("scan/strata-views")
         expected.insert("scan/strata-records")
         // Issue 13's rows: the sweep beside raw LMDB's rewrite; old-layout scans and writes during the sweep, Strata's only.
