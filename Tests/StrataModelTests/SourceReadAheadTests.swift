@@ -39,6 +39,19 @@ import Testing
         ("dynamic, linked in the relationship pass", SplitPolicies.closureSplitLinkingInRelationshipPass),
     ]
 
+    /// Which passes decode ahead — what the passes do and what the cost model counts: both of a dynamic policy's, a
+    /// typed mapping's instance pass and its relationship pass only with a relationship closure (without one it
+    /// links as inferred, from dynamic objects), a declared mapping's relationship pass and never its streaming copy.
+    @Test func thePassesThatDecodeAhead() {
+        let declared = EntityMapping.extract("Section", from: "Post", linkedBy: "post", values: ["body": .attribute("content")])
+        for m in [Split.dynamic, SplitPolicies.closureSplitLinkingInRelationshipPass] {
+            #expect(m.decodesSourceAhead(inRelationshipPass: false) && m.decodesSourceAhead(inRelationshipPass: true))
+        }
+        #expect(Split.typed.decodesSourceAhead(inRelationshipPass: false) && !Split.typed.decodesSourceAhead(inRelationshipPass: true))
+        #expect(Split.typedLinkedInRelationshipPass.decodesSourceAhead(inRelationshipPass: true))
+        #expect(!declared.decodesSourceAhead(inRelationshipPass: false) && declared.decodesSourceAhead(inRelationshipPass: true))
+    }
+
     /// 3,000 posts: six chunks of the reading thread, in one batch, in batches of 700 (a batch ends inside a chunk),
     /// and in batches of 1.
     @Test(arguments: mappings.indices, [Int.max, 700, 1])

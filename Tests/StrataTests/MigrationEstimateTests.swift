@@ -133,4 +133,32 @@ import Testing
         let created = 2.0 * 1_000_000
         #expect(abs((dynamic - typed) - 0.5 * created * (c.decodeSecondsPerRecord + c.insertSecondsPerRecord)) < 1e-6)
     }
+
+    /// A pass whose source objects another thread decodes counts the slower of that decoding and the migrating
+    /// thread's own work per object, not their sum: the instance pass's objects cost more than a decode, so the
+    /// decode disappears from it; the relationship pass's two puts cost less, so it is the decode that counts.
+    @Test func aSourceDecodedAheadCountsTheSlowerOfTheTwoThreads() {
+        var c = MigrationCalibration.unmeasured
+        c.readSecondsPerRecord = 45e-9
+        c.decodeSecondsPerRecord = 300e-9
+        c.encodeSecondsPerRecord = 43e-9
+        c.writeSecondsPerRecord = 64e-9
+        c.insertSecondsPerRecord = 123e-9
+        c.commitSeconds = 0
+        c.commitSecondsPerByte = 0
+        let n = 1_000_000.0
+        func seconds(_ task: MigrationTask, _ kind: MigrationCostModel.MappingKind, ahead: Bool) -> Double {
+            MigrationCostModel.estimate(task, records: Int(n), recordBytes: 120, destinations: 2, kind: kind,
+                                        sourceDecodedAhead: ahead, calibration: c, options: MigrationOptions()).seconds
+        }
+        for kind in [MigrationCostModel.MappingKind.dynamic, .typed] {
+            let alone = seconds(.instances(pass: 0, mapping: 0), kind, ahead: false)
+            let ahead = seconds(.instances(pass: 0, mapping: 0), kind, ahead: true)
+            #expect(abs((alone - ahead) - n * c.decodeSecondsPerRecord) < 1e-6, "\(kind): \(alone) s alone, \(ahead) s ahead")
+        }
+        let linking = seconds(.relationships(pass: 0, mapping: 0), .dynamic, ahead: false)
+        let linkingAhead = seconds(.relationships(pass: 0, mapping: 0), .dynamic, ahead: true)
+        #expect(abs(linking - n * (c.decodeSecondsPerRecord + 2 * c.writeSecondsPerRecord)) < 1e-6)
+        #expect(abs(linkingAhead - n * c.decodeSecondsPerRecord) < 1e-6, "\(linkingAhead) s")
+    }
 }

@@ -86,6 +86,7 @@ extension Store {
                     var records = entity.flatMap { counts[$0]?.value } ?? 0
                     var destinations = 1
                     var kind = MigrationCostModel.MappingKind.dynamic
+                    var sourceDecodedAhead = false
                     switch task {
                     case .checkRequired(let e), .buildIndex(let e, _):
                         if counts[entity ?? e] == nil { records = after[e]?.value ?? 0 }
@@ -100,17 +101,22 @@ extension Store {
                             }
                             destinations = created.count
                             kind = entityMapping.declaration != nil ? .declared : entityMapping.policy is any TypedPolicy ? .typed : .dynamic
+                            sourceDecodedAhead = configuration.migration.decodesAheadOnThisDevice
+                                && entityMapping.decodesSourceAhead(inRelationshipPass: false)
                         }
                     case .relationships(let p, let m):
                         // A closure policy without a relationship closure, whose entity has no relationship
                         // to carry over, makes no links: the pass is one empty commit.
-                        if let entityMapping = stage?.passes[p][m], Self.relationshipPassIsEmpty(entityMapping, source: source, mapping: mapping) {
-                            records = 0
+                        if let entityMapping = stage?.passes[p][m] {
+                            if Self.relationshipPassIsEmpty(entityMapping, source: source, mapping: mapping) { records = 0 }
+                            sourceDecodedAhead = configuration.migration.decodesAheadOnThisDevice
+                                && entityMapping.decodesSourceAhead(inRelationshipPass: true)
                         }
                     default: break
                     }
                     estimate += MigrationCostModel.estimate(task, records: records, recordBytes: calibration.recordBytes(entity),
-                                                            destinations: destinations, kind: kind, calibration: calibration, options: configuration.migration)
+                                                            destinations: destinations, kind: kind, sourceDecodedAhead: sourceDecodedAhead,
+                                                            calibration: calibration, options: configuration.migration)
                 }
                 steps.append(MigrationExplanation.Step(
                     source: source.versionIdentifier, destination: target.versionIdentifier, isCustom: isCustom,

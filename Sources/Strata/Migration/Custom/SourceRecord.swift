@@ -68,6 +68,20 @@ protocol RecordReadingPolicy: EntityMigrationPolicy {
 }
 
 extension EntityMapping {
+    /// Whether a pass of the mapping has its source objects decoded ahead on another thread (``SourceReadAhead``)
+    /// where ``MigrationOptions/decodesAheadOnThisDevice`` allows it: both passes of a dynamic policy; a typed
+    /// mapping's instance pass, and its relationship pass when it has a relationship closure (without one the pass
+    /// links as inferred, from the source's dynamic object); a declared mapping's relationship pass (inferred links,
+    /// from dynamic objects) but not its instance pass (a streaming copy of records, never decoded). What the
+    /// passes do, and what the cost model counts.
+    func decodesSourceAhead(inRelationshipPass: Bool) -> Bool {
+        switch policy {
+        case is DeclaredPolicy: inRelationshipPass
+        case let typed as any TypedPolicy: !inRelationshipPass || typed.hasRelationshipClosure
+        default: true
+        }
+    }
+
     /// Whether the mapping's relationship pass only translates the source's links as the inferred mapping
     /// would (a closure or typed mapping without a relationship closure).
     var linksAsInferred: Bool {

@@ -19,7 +19,7 @@ extension StepRunner {
         defer { readAhead?.stop() }
         switch passPolicy(pass: pass, mapping: index) {
         case .records(let policy)?:
-            if let binding = try sourceDecodedAhead(pass: pass, mapping: index),
+            if let binding = try sourceDecodedAhead(pass: pass, mapping: index, relationships: false),
                let ahead = policy.instanceVisitDecodingAhead(runner: self, binding: binding) {
                 readAhead = ahead.reader
                 visit = ahead.visit
@@ -30,7 +30,7 @@ extension StepRunner {
                 }
             }
         case .objects(let policy)?:
-            let reader = try sourceDecodedAhead(pass: pass, mapping: index).map(objectReadAhead)
+            let reader = try sourceDecodedAhead(pass: pass, mapping: index, relationships: false).map(objectReadAhead)
             readAhead = reader
             visit = { source, context in
                 context.current = .record(source)
@@ -65,7 +65,7 @@ extension StepRunner {
         defer { readAhead?.stop() }
         switch passPolicy(pass: pass, mapping: index) {
         case .records(let policy)?:
-            if let binding = try sourceDecodedAhead(pass: pass, mapping: index),
+            if let binding = try sourceDecodedAhead(pass: pass, mapping: index, relationships: true),
                let ahead = policy.relationshipVisitDecodingAhead(runner: self, binding: binding) {
                 readAhead = ahead.reader
                 visit = ahead.visit
@@ -73,7 +73,7 @@ extension StepRunner {
                 visit = { source, context in try policy.createRelationships(for: source, in: context) }
             }
         case .objects(let policy)?:
-            let reader = try sourceDecodedAhead(pass: pass, mapping: index).map(objectReadAhead)
+            let reader = try sourceDecodedAhead(pass: pass, mapping: index, relationships: true).map(objectReadAhead)
             readAhead = reader
             visit = { source, context in
                 if let values = reader?.take(source.id) {
@@ -89,13 +89,15 @@ extension StepRunner {
         }, visit: visit)
     }
 
-    /// The source entity of mapping `index` of pass `pass` when its passes decode its objects ahead on another
-    /// thread (``SourceReadAhead``), else nil. It does unless the options say not to, on every device with a second
-    /// core, when the step writes no destination object into the source entity's database (it never does: a mapped
+    /// The source entity of mapping `index` of pass `pass` when that pass (`relationships`: the relationship pass)
+    /// decodes its objects ahead on another thread (``SourceReadAhead``), else nil. It does where the options allow it
+    /// on this device and the mapping's pass reads ahead (``EntityMapping/decodesSourceAhead(inRelationshipPass:)``),
+    /// when the step writes no destination object into the source entity's database (it never does: a mapped
     /// entity gets a new one; checked rather than assumed, since the reading thread's snapshot must be what the
     /// writer reads).
-    private func sourceDecodedAhead(pass: Int, mapping index: Int) throws -> EntityBinding? {
-        guard options.decodesAhead, ProcessInfo.processInfo.activeProcessorCount > 1, let stage else { return nil }
+    private func sourceDecodedAhead(pass: Int, mapping index: Int, relationships: Bool) throws -> EntityBinding? {
+        guard options.decodesAheadOnThisDevice, let stage,
+              stage.passes[pass][index].decodesSourceAhead(inRelationshipPass: relationships) else { return nil }
         let binding = try source.entity(stage.passes[pass][index].sourceEntity)
         return destinationForWrites.entities.contains { $0.dbi == binding.dbi } ? nil : binding
     }
