@@ -112,16 +112,21 @@ import Testing
 /// mapping, which decodes its source once and encodes its objects straight from their values, is estimated
 /// below a dynamic policy with its dictionaries; a declared mapping, which copies fields as bytes, below both.
 @Suite struct MigrationCostModelTests {
-    @Test func typedMappingsCostLessThanDynamicPoliciesAndDeclaredMappingsLeast() {
+    /// Fixed per-record costs, with commits free so that estimates differ by their per-object work alone.
+    static func calibration(decodeSeconds: Double) -> MigrationCalibration {
         var c = MigrationCalibration.unmeasured
         c.readSecondsPerRecord = 45e-9
-        c.decodeSecondsPerRecord = 135e-9
+        c.decodeSecondsPerRecord = decodeSeconds
         c.encodeSecondsPerRecord = 43e-9
         c.writeSecondsPerRecord = 64e-9
         c.insertSecondsPerRecord = 123e-9
-        // Commits free, so that the kinds differ by their per-object work alone.
         c.commitSeconds = 0
         c.commitSecondsPerByte = 0
+        return c
+    }
+
+    @Test func typedMappingsCostLessThanDynamicPoliciesAndDeclaredMappingsLeast() {
+        let c = Self.calibration(decodeSeconds: 135e-9)
         let options = MigrationOptions()
         func seconds(_ kind: MigrationCostModel.MappingKind) -> Double {
             MigrationCostModel.estimate(.instances(pass: 0, mapping: 0), records: 1_000_000, recordBytes: 120,
@@ -138,14 +143,7 @@ import Testing
     /// thread's own work per object, not their sum: the instance pass's objects cost more than a decode, so the
     /// decode disappears from it; the relationship pass's two puts cost less, so it is the decode that counts.
     @Test func aSourceDecodedAheadCountsTheSlowerOfTheTwoThreads() {
-        var c = MigrationCalibration.unmeasured
-        c.readSecondsPerRecord = 45e-9
-        c.decodeSecondsPerRecord = 300e-9
-        c.encodeSecondsPerRecord = 43e-9
-        c.writeSecondsPerRecord = 64e-9
-        c.insertSecondsPerRecord = 123e-9
-        c.commitSeconds = 0
-        c.commitSecondsPerByte = 0
+        let c = Self.calibration(decodeSeconds: 300e-9)
         let n = 1_000_000.0
         func seconds(_ task: MigrationTask, _ kind: MigrationCostModel.MappingKind, ahead: Bool) -> Double {
             MigrationCostModel.estimate(task, records: Int(n), recordBytes: 120, destinations: 2, kind: kind,
