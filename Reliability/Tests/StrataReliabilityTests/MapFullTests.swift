@@ -31,8 +31,8 @@ extension ReliabilitySuite {
             for after in [0, 2, 5, 11, 20] { cases.append(("commit:MAP_FULL:\(after):1", "rewrite")) }
             for after in [3, 250] { cases.append(("put:MAP_FULL:\(after):1", "custom")) }
             cases.append(("commit:MAP_FULL:4:1", "custom"))
-            // At every commit of the custom stage (600 items, batches of 100: instance and relationship passes, the
-            // switch), and of the typed stage's relationship pass: each batch runs again, its objects asked for again
+            // At successive commits of the custom stage (600 items, batches of 100: its last instance batches, every
+            // relationship batch, the switch), and of the typed stage's relationship pass: each batch runs again, its objects asked for again
             // of the thread that decoded them ahead, which must not hand over the ones after them (the custom
             // stage's relationship closure checks what it is handed; the oracle's link check sees what the typed one
             // would link wrong).
