@@ -50,6 +50,13 @@ import Testing
         #expect(Split.typed.decodesSourceAhead(inRelationshipPass: false) && !Split.typed.decodesSourceAhead(inRelationshipPass: true))
         #expect(Split.typedLinkedInRelationshipPass.decodesSourceAhead(inRelationshipPass: true))
         #expect(!declared.decodesSourceAhead(inRelationshipPass: false) && declared.decodesSourceAhead(inRelationshipPass: true))
+        // Under options: only with `decodesAhead` on, and only where there is a second core.
+        var off = MigrationOptions()
+        off.decodesAhead = false
+        let twoCores = ProcessInfo.processInfo.activeProcessorCount > 1
+        #expect(!Split.dynamic.decodesSourceAhead(inRelationshipPass: false, options: off))
+        #expect(Split.dynamic.decodesSourceAhead(inRelationshipPass: false, options: MigrationOptions()) == twoCores)
+        #expect(!Split.typed.decodesSourceAhead(inRelationshipPass: true, options: MigrationOptions()))
     }
 
     /// 3,000 posts: six chunks of the reading thread, in one batch, in batches of 700 (a batch ends inside a chunk),

@@ -32,10 +32,10 @@ extension ReliabilitySuite {
             for after in [3, 250] { cases.append(("put:MAP_FULL:\(after):1", "custom")) }
             cases.append(("commit:MAP_FULL:4:1", "custom"))
             // At successive commits of the custom stage (600 items, batches of 100: its last instance batches, every
-            // relationship batch, the switch), and of the typed stage's relationship pass: each batch runs again, its objects asked for again
-            // of the thread that decoded them ahead, which must not hand over the ones after them (the custom
-            // stage's relationship closure checks what it is handed; the oracle's link check sees what the typed one
-            // would link wrong).
+            // relationship batch, the switch), and of the typed stage's relationship pass: each batch runs again, its
+            // objects asked for again of the thread that decoded them ahead, which must not hand over the ones after
+            // them (the custom stage's relationship closure checks what it is handed; the oracle's link check sees
+            // what the typed one would link wrong).
             for after in 5..<16 { cases.append(("commit:MAP_FULL:\(after):1", "custom")) }
             for after in 8..<15 { cases.append(("commit:MAP_FULL:\(after):1", "typed")) }
             cases.append(("put:MAP_FULL:250:1", "typed"))

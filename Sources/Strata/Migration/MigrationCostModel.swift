@@ -65,7 +65,7 @@ enum MigrationCostModel {
     /// The estimate of one task over `records` records of `recordBytes` bytes each on average;
     /// `destinations` is the number of entities a custom mapping creates objects of; `kind`, how it makes them.
     /// `sourceDecodedAhead`: the pass's source objects are decoded on another thread while the migrating thread
-    /// works (``EntityMapping/decodesSourceAhead(inRelationshipPass:)`` where the options allow it on this device).
+    /// works (``EntityMapping/decodesSourceAhead(inRelationshipPass:options:)``).
     static func estimate(_ task: MigrationTask, records: Int, recordBytes: Double, destinations: Int, kind: MappingKind = .dynamic,
                          sourceDecodedAhead: Bool = false, calibration c: MigrationCalibration, options: MigrationOptions) -> Estimate {
         /// A source object's decoding beside `work`, the migrating thread's per object: after it on one thread; on

@@ -52,9 +52,6 @@ public struct MigrationOptions: Sendable {
     /// changes — the closures still run on the migrating thread, for every object in order, and what is written,
     /// committed and thrown is as without it — so turn it off only to keep a migration on one thread.
     public var decodesAhead: Bool = true
-
-    /// Whether ``decodesAhead`` takes effect on this device: it is on, and there is a second core to decode on.
-    var decodesAheadOnThisDevice: Bool { decodesAhead && ProcessInfo.processInfo.activeProcessorCount > 1 }
     /// What opening does while another process migrates the store. A handle with the model the store is at
     /// (the step's source) opens at once and reads that version (its writes throw
     /// ``StoreError/Code-swift.struct/migrationInProgress`` until the migration ends, and ``StoreError/Code-swift.struct/modelChanged``

@@ -101,16 +101,14 @@ extension Store {
                             }
                             destinations = created.count
                             kind = entityMapping.declaration != nil ? .declared : entityMapping.policy is any TypedPolicy ? .typed : .dynamic
-                            sourceDecodedAhead = configuration.migration.decodesAheadOnThisDevice
-                                && entityMapping.decodesSourceAhead(inRelationshipPass: false)
+                            sourceDecodedAhead = entityMapping.decodesSourceAhead(inRelationshipPass: false, options: configuration.migration)
                         }
                     case .relationships(let p, let m):
                         // A closure policy without a relationship closure, whose entity has no relationship
                         // to carry over, makes no links: the pass is one empty commit.
                         if let entityMapping = stage?.passes[p][m] {
                             if Self.relationshipPassIsEmpty(entityMapping, source: source, mapping: mapping) { records = 0 }
-                            sourceDecodedAhead = configuration.migration.decodesAheadOnThisDevice
-                                && entityMapping.decodesSourceAhead(inRelationshipPass: true)
+                            sourceDecodedAhead = entityMapping.decodesSourceAhead(inRelationshipPass: true, options: configuration.migration)
                         }
                     default: break
                     }

@@ -69,7 +69,7 @@ protocol RecordReadingPolicy: EntityMigrationPolicy {
 
 extension EntityMapping {
     /// Whether a pass of the mapping has its source objects decoded ahead on another thread (``SourceReadAhead``)
-    /// where ``MigrationOptions/decodesAheadOnThisDevice`` allows it: both passes of a dynamic policy; a typed
+    /// where the options allow it (``decodesSourceAhead(inRelationshipPass:options:)``): both passes of a dynamic policy; a typed
     /// mapping's instance pass, and its relationship pass when it has a relationship closure (without one the pass
     /// links as inferred, from the source's dynamic object); a declared mapping's relationship pass (inferred links,
     /// from dynamic objects) but not its instance pass (a streaming copy of records, never decoded). What the
@@ -80,6 +80,14 @@ extension EntityMapping {
         case let typed as any TypedPolicy: !inRelationshipPass || typed.hasRelationshipClosure
         default: true
         }
+    }
+
+    /// Whether a pass of the mapping decodes its source objects ahead under `options` on this device: the mapping's
+    /// pass does (``decodesSourceAhead(inRelationshipPass:)``), ``MigrationOptions/decodesAhead`` is on, and there is a
+    /// second core to decode on. What the passes do, and what `explainMigration` counts.
+    func decodesSourceAhead(inRelationshipPass: Bool, options: MigrationOptions) -> Bool {
+        options.decodesAhead && ProcessInfo.processInfo.activeProcessorCount > 1
+            && decodesSourceAhead(inRelationshipPass: inRelationshipPass)
     }
 
     /// Whether the mapping's relationship pass only translates the source's links as the inferred mapping

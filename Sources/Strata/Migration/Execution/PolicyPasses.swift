@@ -91,13 +91,14 @@ extension StepRunner {
 
     /// The source entity of mapping `index` of pass `pass` when that pass (`relationships`: the relationship pass)
     /// decodes its objects ahead on another thread (``SourceReadAhead``), else nil. It does where the options allow it
-    /// on this device and the mapping's pass reads ahead (``EntityMapping/decodesSourceAhead(inRelationshipPass:)``),
+    /// on this device and the mapping's pass reads ahead (``EntityMapping/decodesSourceAhead(inRelationshipPass:options:)``),
     /// when the step writes no destination object into the source entity's database (it never does: a mapped
     /// entity gets a new one; checked rather than assumed, since the reading thread's snapshot must be what the
     /// writer reads).
     private func sourceDecodedAhead(pass: Int, mapping index: Int, relationships: Bool) throws -> EntityBinding? {
-        guard options.decodesAheadOnThisDevice, let stage,
-              stage.passes[pass][index].decodesSourceAhead(inRelationshipPass: relationships) else { return nil }
+        guard let stage, stage.passes[pass][index].decodesSourceAhead(inRelationshipPass: relationships, options: options) else {
+            return nil
+        }
         let binding = try source.entity(stage.passes[pass][index].sourceEntity)
         return destinationForWrites.entities.contains { $0.dbi == binding.dbi } ? nil : binding
     }
