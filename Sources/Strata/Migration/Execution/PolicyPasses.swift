@@ -35,8 +35,11 @@ extension StepRunner {
             visit = { source, context in
                 context.current = .record(source)
                 if let values = reader?.take(source.id) {
-                    // Made here, not by the reading thread: both threads would count references to the binding.
-                    let object = DynamicObject(id: ObjectID(rawValue: source.id), binding: source.binding, values: values.pointee)
+                    // Made here, not by the reading thread: both threads would count references to the binding. The
+                    // values are moved in from the reader's slot and back after the call, not copied.
+                    var object = DynamicObject(id: ObjectID(rawValue: source.id), binding: source.binding, values: [])
+                    swap(&object.values, &values.pointee)
+                    defer { swap(&object.values, &values.pointee) }
                     return try policy.createDestinationInstances(for: object, in: context)
                 }
                 let object = try source.object(reusing: &context.sourceValues)
@@ -77,7 +80,9 @@ extension StepRunner {
             readAhead = reader
             visit = { source, context in
                 if let values = reader?.take(source.id) {
-                    let object = DynamicObject(id: ObjectID(rawValue: source.id), binding: source.binding, values: values.pointee)
+                    var object = DynamicObject(id: ObjectID(rawValue: source.id), binding: source.binding, values: [])
+                    swap(&object.values, &values.pointee)
+                    defer { swap(&object.values, &values.pointee) }
                     return try policy.createRelationships(for: object, in: context)
                 }
                 try policy.createRelationships(for: try source.object(), in: context)
