@@ -51,6 +51,8 @@ import Testing
         let mismatches = Mutex<[String]>([])
         /// Every source book the policy was given, kept past its call (the pass decodes the next into reused storage).
         let keptBooks = Mutex<[DynamicObject]>([])
+        /// Every note the policy made, kept past its insert.
+        let keptNotes = Mutex<[DynamicObject]>([])
         func note(_ s: String) { mismatches.withLock { $0.append(s) } }
     }
 
@@ -137,6 +139,57 @@ import Testing
             }
             #expect(seen == books)
             #expect(try ctx.objects("Note").count() == 2 * books)
+        }
+        #expect(try store.verify().problems.isEmpty)
+    }
+
+    /// A policy's made objects reuse the values arrays its inserts hand back: each object made still starts from its
+    /// entity's defaults (no value, where a value left over from the note before would show), and an object the
+    /// policy keeps past its insert, or changes and inserts again, is left as it was.
+    @Test(arguments: [1, 1000])
+    func madeObjectsStartFromDefaultsAndKeptOnesStayAsTheyWere(batch: Int) throws {
+        let dir = try TemporaryDirectory("dynamic-policy-reuse")
+        let books = 40
+        do {
+            let store = try Store.open(at: dir.store, schema: try Self.v1())
+            defer { store.close() }
+            try store.write { ctx in
+                for i in 0..<books {
+                    try ctx.insert("Book", ["title": .string("book \(i) ✓"), "pages": .int32(Int32(10 * i))])
+                }
+            }
+        }
+        let recorder = Recorder()
+        let stage = MigrationStage.custom(from: "d1", to: "d2", entityMappings: [
+            .transform("Book", destinations: ["Note"], instances: { book, ctx in
+                try ctx.insertInferred(for: book)
+                let title = book["title"].stringValue ?? ""
+                var note = try ctx.makeObject("Note")
+                if note["text"] != .null || note["order"] != .null { recorder.note("\(title): made \(note)") }
+                note["text"] = .string("about \(title)")
+                note["order"] = .int64((book["pages"].int64Value ?? 0) % 20 == 0 ? 1 : 2)
+                recorder.keptNotes.withLock { $0.append(note) }
+                try ctx.insert(note, keepingSourceID: false)
+                note["text"] = .string("again \(title)")
+                try ctx.insert(note, keepingSourceID: false)
+            }),
+        ])
+        var options = MigrationOptions()
+        options.batchSize = batch
+        let store = try Store.open(at: dir.store, schema: try Self.v2(),
+                                   plan: try MigrationPlan(schemas: [try Self.v1(), try Self.v2()], stages: [stage]),
+                                   configuration: StoreConfiguration(migration: options))
+        defer { store.close() }
+        #expect(recorder.mismatches.withLock { $0 } == [])
+        let expectedOrder = { (i: Int) -> Value in .int64(i % 2 == 0 ? 1 : 2) }
+        let kept = recorder.keptNotes.withLock { $0 }.map { "\($0["text"].stringValue ?? "?") \($0["order"])" }
+        #expect(kept == (0..<books).map { "about book \($0) ✓ \(expectedOrder($0))" })
+        try store.read { ctx in
+            let notes = try ctx.objects("Note").fetch().map { "\($0["text"].stringValue ?? "?") \($0["order"])" }
+            #expect(notes.sorted() == (0..<books).flatMap { i in
+                ["about", "again"].map { "\($0) book \(i) ✓ \(expectedOrder(i))" }
+            }.sorted())
+            #expect(try ctx.objects("Book").fetch().map(\.["shelf"]) == Array(repeating: .string("new"), count: books))
         }
         #expect(try store.verify().problems.isEmpty)
     }

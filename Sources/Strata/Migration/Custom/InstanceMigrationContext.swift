@@ -40,14 +40,23 @@ public final class InstanceMigrationContext: MigrationContext {
 
     /// Creates a destination object from a ``DynamicObject`` of a destination entity, such as the one
     /// ``MigrationContext/inferredObject(for:)`` returns, changed by the policy.
+    ///
+    /// The object is consumed: its values array is kept for the next object the policy makes of the entity
+    /// (``MigrationContext/makeObject(_:)``, ``MigrationContext/inferredObject(for:)``), so that a policy making
+    /// an object per source object allocates none. An object the policy goes on using after the call is left as
+    /// it was (the array is then shared, and copied when reused).
     @discardableResult
-    public func insert(_ object: DynamicObject, keepingSourceID: Bool = true) throws -> ObjectID {
+    public func insert(_ object: consuming DynamicObject, keepingSourceID: Bool = true) throws -> ObjectID {
         try object.checkAssignments()
-        return try withAllowedBinding(object.binding.name) { binding in
-            guard binding === object.binding || binding.attributeNames == object.binding.attributeNames else {
+        var values: [Value] = []
+        swap(&values, &object.values)
+        let objectBinding = object.binding
+        return try withAllowedBinding(objectBinding.name) { binding in
+            guard binding === objectBinding || binding.attributeNames == objectBinding.attributeNames else {
                 throw StoreError.typeMismatch(expected: "an object of the destination model's \(binding.name)", actual: "another model's")
             }
-            return try insertRow(binding, object.values, keepingSourceID: keepingSourceID)
+            defer { recycleRow(&values, of: binding) }
+            return try insertRow(binding, values, keepingSourceID: keepingSourceID)
         }
     }
 

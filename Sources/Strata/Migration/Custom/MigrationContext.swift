@@ -40,6 +40,10 @@ public class MigrationContext {
     /// Each destination entity's smallest identifier, where this context inserts no object (see
     /// ``mayHoldKeptIdentifier(_:_:)``).
     @exclusivity(unchecked) private var smallestIdentifiers: [(tag: UInt32, id: UInt64)] = []
+    /// The values array of the last object inserted of each destination entity (by the entity's position in the
+    /// destination model), handed back by the insert for the next object made of that entity: a policy that makes
+    /// an object or two per source object then allocates no array for them (see ``freshRow(_:)``).
+    @exclusivity(unchecked) private var spareRows: [[Value]] = []
 
     /// Whether a context of this kind inserts destination objects (an instance pass's does; a relationship pass's
     /// only links them).
@@ -258,8 +262,38 @@ public class MigrationContext {
     /// and pass to ``InstanceMigrationContext/insert(_:keepingSourceID:)``.
     public func makeObject(_ entity: String) throws -> DynamicObject {
         try withDestinationEntity(named: entity) { binding in
-            DynamicObject(id: ObjectID(rawValue: 0), binding: binding, values: binding.initialValues.withOwnStorage())
+            DynamicObject(id: ObjectID(rawValue: 0), binding: binding, values: freshRow(binding))
         }
+    }
+
+    /// A row of `binding`'s initial values to fill: the spare array an insert handed back (``recycleRow(_:of:)``),
+    /// its values replaced in place, or a new one.
+    ///
+    /// Reusing the array is safe whoever else holds it: a policy that kept the object it inserted shares the
+    /// array, and the first write here then copies it (copy on write), leaving the kept object as it was.
+    @inline(__always)
+    func freshRow(_ binding: EntityBinding) -> [Value] {
+        let p = binding.position
+        guard p < spareRows.count, spareRows[p].count == binding.initialValues.count else {
+            return binding.initialValues.withOwnStorage()
+        }
+        var row: [Value] = []
+        swap(&row, &spareRows[p])
+        binding.initialValues.withUnsafeBufferPointer { initial in
+            row.withUnsafeMutableBufferPointer { out in
+                for i in out.indices { out[i] = initial[i] }
+            }
+        }
+        return row
+    }
+
+    /// Keeps `row`, an inserted object's values, for the next ``freshRow(_:)`` of `binding`'s entity (one spare
+    /// per entity; `row` is left empty).
+    @inline(__always)
+    func recycleRow(_ row: inout [Value], of binding: EntityBinding) {
+        let p = binding.position
+        if p >= spareRows.count { spareRows.append(contentsOf: repeatElement([], count: p + 1 - spareRows.count)) }
+        swap(&row, &spareRows[p])
     }
 
     /// The destination object a lookup table holds for `key`.
@@ -332,7 +366,7 @@ public class MigrationContext {
     public func inferredObject(for source: DynamicObject) throws -> DynamicObject {
         // The program is lent and its steps read in place: a policy calls this once per object.
         try runner.withInference(for: source.binding) { program in
-            var values = program.destination.initialValues.withOwnStorage()
+            var values = freshRow(program.destination)
             program.steps.withUnsafeBufferPointer { steps in
                 for i in steps.indices {
                     var v = Widening.convert(source.values[steps[i].source], steps[i].conversion)
