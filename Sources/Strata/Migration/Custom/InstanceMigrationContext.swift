@@ -29,13 +29,20 @@ public final class InstanceMigrationContext: MigrationContext {
     @discardableResult
     public func insert(_ entity: String, _ values: [String: Value] = [:], keepingSourceID: Bool = false) throws -> ObjectID {
         try withAllowedBinding(entity) { binding in
-            var row = binding.initialValues.withOwnStorage()
-            for (name, value) in values {
-                guard let i = binding.position(of: name) else { throw StoreError.unknownAttribute(entity: entity, name: name) }
-                row[i] = value
-            }
+            var row = try self.row(of: binding, setting: values)
+            defer { recycleRow(&row, of: binding) }
             return try insertRow(binding, row, keepingSourceID: keepingSourceID)
         }
+    }
+
+    /// A row of `binding`'s defaults (``MigrationContext/freshRow(_:)``) with `values` set by attribute name.
+    private func row(of binding: EntityBinding, setting values: [String: Value]) throws -> [Value] {
+        var row = freshRow(binding)
+        for (name, value) in values {
+            guard let i = binding.position(of: name) else { throw StoreError.unknownAttribute(entity: binding.name, name: name) }
+            row[i] = value
+        }
+        return row
     }
 
     /// Creates a destination object from a ``DynamicObject`` of a destination entity, such as the one
@@ -48,16 +55,17 @@ public final class InstanceMigrationContext: MigrationContext {
     @discardableResult
     public func insert(_ object: consuming DynamicObject, keepingSourceID: Bool = true) throws -> ObjectID {
         try object.checkAssignments()
-        var values: [Value] = []
-        swap(&values, &object.values)
-        let objectBinding = object.binding
-        return try withAllowedBinding(objectBinding.name) { binding in
-            guard binding === objectBinding || binding.attributeNames == objectBinding.attributeNames else {
+        // Read through an immutable binding, the values are passed on without counting a reference to them.
+        let inserted = consume object
+        let id = try withAllowedBinding(inserted.binding.name) { binding in
+            guard binding === inserted.binding || binding.attributeNames == inserted.binding.attributeNames else {
                 throw StoreError.typeMismatch(expected: "an object of the destination model's \(binding.name)", actual: "another model's")
             }
-            defer { recycleRow(&values, of: binding) }
-            return try insertRow(binding, values, keepingSourceID: keepingSourceID)
+            return try insertRow(binding, inserted.values, keepingSourceID: keepingSourceID)
         }
+        var spare = consume inserted
+        recycleRow(&spare.values, of: spare.binding)
+        return id
     }
 
     private func insertRow(_ binding: EntityBinding, _ values: [Value], keepingSourceID: Bool) throws -> ObjectID {
@@ -102,11 +110,8 @@ public final class InstanceMigrationContext: MigrationContext {
     public func lookupOrInsert(_ table: String, key: Value, entity: String, values: [String: Value]) throws -> ObjectID {
         if let existing = try lookup(table, key) { return existing }
         let id = try withAllowedBinding(entity) { binding in
-            var row = binding.initialValues.withOwnStorage()
-            for (name, value) in values {
-                guard let i = binding.position(of: name) else { throw StoreError.unknownAttribute(entity: entity, name: name) }
-                row[i] = value
-            }
+            var row = try self.row(of: binding, setting: values)
+            defer { recycleRow(&row, of: binding) }
             return ObjectID(rawValue: try writer.insertRow(binding, values: row, id: nil))
         }
         try setLookup(table, key, to: id)
