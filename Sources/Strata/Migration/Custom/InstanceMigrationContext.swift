@@ -30,7 +30,7 @@ public final class InstanceMigrationContext: MigrationContext {
     public func insert(_ entity: String, _ values: [String: Value] = [:], keepingSourceID: Bool = false) throws -> ObjectID {
         try withAllowedBinding(entity) { binding in
             var row = try self.row(of: binding, setting: values)
-            defer { recycleRow(&row, of: binding) }
+            defer { recycleRow(&row, position: binding.position) }
             return try insertRow(binding, row, keepingSourceID: keepingSourceID)
         }
     }
@@ -64,7 +64,9 @@ public final class InstanceMigrationContext: MigrationContext {
             return try insertRow(binding, inserted.values, keepingSourceID: keepingSourceID)
         }
         var spare = consume inserted
-        recycleRow(&spare.values, of: spare.binding)
+        // The position read first: passing the binding beside an access to `spare` would count a reference to it.
+        let position = spare.binding.position
+        recycleRow(&spare.values, position: position)
         return id
     }
 
@@ -111,7 +113,7 @@ public final class InstanceMigrationContext: MigrationContext {
         if let existing = try lookup(table, key) { return existing }
         let id = try withAllowedBinding(entity) { binding in
             var row = try self.row(of: binding, setting: values)
-            defer { recycleRow(&row, of: binding) }
+            defer { recycleRow(&row, position: binding.position) }
             return ObjectID(rawValue: try writer.insertRow(binding, values: row, id: nil))
         }
         try setLookup(table, key, to: id)

@@ -266,7 +266,7 @@ public class MigrationContext {
         }
     }
 
-    /// A row of `binding`'s initial values to fill: the spare array an insert handed back (``recycleRow(_:of:)``),
+    /// A row of `binding`'s initial values to fill: the spare array an insert handed back (``recycleRow(_:position:)``),
     /// its values replaced in place, or a new one.
     ///
     /// Reusing the array is safe whoever else holds it: a policy that kept the object it inserted shares the
@@ -287,11 +287,10 @@ public class MigrationContext {
         return row
     }
 
-    /// Keeps `row`, an inserted object's values, for the next ``freshRow(_:)`` of `binding`'s entity (one spare
-    /// per entity; `row` is left empty).
+    /// Keeps `row`, an inserted object's values, for the next ``freshRow(_:)`` of the entity at `position` in the
+    /// destination model (one spare per entity; `row` is left empty).
     @inline(__always)
-    func recycleRow(_ row: inout [Value], of binding: EntityBinding) {
-        let p = binding.position
+    func recycleRow(_ row: inout [Value], position p: Int) {
         if p >= spareRows.count { spareRows.append(contentsOf: repeatElement([], count: p + 1 - spareRows.count)) }
         swap(&row, &spareRows[p])
     }
