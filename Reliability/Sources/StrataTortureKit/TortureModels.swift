@@ -252,10 +252,12 @@ public enum TortureModels {
                 .transform("Item", destinations: ["Item", "Note"], instances: { item, context in
                     let serial = item["serial"].int64Value ?? -1
                     try visit(serial: serial, throwAt: throwAt, trapAt: trapAt)
-                    var values = try context.inferredValues(for: item)
+                    // The item through the object form, the note by attribute names: both make their rows in the
+                    // arrays the previous object's insert handed back.
+                    var object = try context.inferredObject(for: item)
                     let title = item["title"].stringValue ?? ""
-                    values["digest"] = .string(digest(serial: serial, title: title))
-                    try context.insert("Item", values, keepingSourceID: true)
+                    object["digest"] = .string(digest(serial: serial, title: title))
+                    try context.insert(object, keepingSourceID: true)
                     try context.insert("Note", ["text": .string(noteText(title: title))])
                 }, relationships: { item, context in
                     // What it links depends on nothing but the identifier; the values handed over are checked
