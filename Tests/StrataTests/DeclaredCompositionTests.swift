@@ -84,11 +84,7 @@ import Testing
             [.extract("Section", from: "Post", linkedBy: "post", values: ["body": .attribute("content")], skippingNil: "content")],
             [commentsPolicy],
         ])
-        var options = MigrationOptions()
-        options.batchSize = batch
-        let store = try Store.open(at: dir.store, schema: try Self.v2(),
-                                   plan: try MigrationPlan(schemas: [try Self.v1(), try Self.v2()], stages: [stage]),
-                                   configuration: StoreConfiguration(migration: options))
+        let store = try Store.open(at: dir.store, migratingFrom: try Self.v1(), to: try Self.v2(), stages: [stage], batchSize: batch)
         defer { store.close() }
         try store.read { ctx in
             var got: [String: String] = [:]

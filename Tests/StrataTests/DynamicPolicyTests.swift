@@ -109,11 +109,7 @@ import Testing
             }
         }
         let recorder = Recorder()
-        var options = MigrationOptions()
-        options.batchSize = batch
-        let store = try Store.open(at: dir.store, schema: try Self.v2(),
-                                   plan: try MigrationPlan(schemas: [try Self.v1(), try Self.v2()], stages: [Self.stage(recorder)]),
-                                   configuration: StoreConfiguration(migration: options))
+        let store = try Store.open(at: dir.store, migratingFrom: try Self.v1(), to: try Self.v2(), stages: [Self.stage(recorder)], batchSize: batch)
         defer { store.close() }
         #expect(recorder.mismatches.withLock { $0 } == [])
         // Kept source objects keep their own values: titles and pages still agree, every book among them.
@@ -145,7 +141,8 @@ import Testing
 
     /// A policy's made objects reuse the values arrays its inserts hand back: each object made still starts from its
     /// entity's defaults (no value, where a value left over from the note before would show), and an object the
-    /// policy keeps past its insert, or changes and inserts again, is left as it was.
+    /// policy keeps past its insert (sharing the array the insert hands back), or changes and inserts again, is left
+    /// as it was.
     @Test(arguments: [1, 1000])
     func madeObjectsStartFromDefaultsAndKeptOnesStayAsTheyWere(batch: Int) throws {
         let dir = try TemporaryDirectory("dynamic-policy-reuse")
@@ -168,22 +165,20 @@ import Testing
                 if note["text"] != .null || note["order"] != .null { recorder.note("\(title): made \(note)") }
                 note["text"] = .string("about \(title)")
                 note["order"] = .int64((book["pages"].int64Value ?? 0) % 20 == 0 ? 1 : 2)
-                recorder.keptNotes.withLock { $0.append(note) }
+                // Inserted, then changed and inserted again: the first insert is given a copy.
                 try ctx.insert(note, keepingSourceID: false)
                 note["text"] = .string("again \(title)")
+                // Kept, then inserted as its last use: the insert hands back the array the kept note shares.
+                recorder.keptNotes.withLock { $0.append(note) }
                 try ctx.insert(note, keepingSourceID: false)
             }),
         ])
-        var options = MigrationOptions()
-        options.batchSize = batch
-        let store = try Store.open(at: dir.store, schema: try Self.v2(),
-                                   plan: try MigrationPlan(schemas: [try Self.v1(), try Self.v2()], stages: [stage]),
-                                   configuration: StoreConfiguration(migration: options))
+        let store = try Store.open(at: dir.store, migratingFrom: try Self.v1(), to: try Self.v2(), stages: [stage], batchSize: batch)
         defer { store.close() }
         #expect(recorder.mismatches.withLock { $0 } == [])
         let expectedOrder = { (i: Int) -> Value in .int64(i % 2 == 0 ? 1 : 2) }
         let kept = recorder.keptNotes.withLock { $0 }.map { "\($0["text"].stringValue ?? "?") \($0["order"])" }
-        #expect(kept == (0..<books).map { "about book \($0) ✓ \(expectedOrder($0))" })
+        #expect(kept == (0..<books).map { "again book \($0) ✓ \(expectedOrder($0))" })
         try store.read { ctx in
             let notes = try ctx.objects("Note").fetch().map { "\($0["text"].stringValue ?? "?") \($0["order"])" }
             #expect(notes.sorted() == (0..<books).flatMap { i in
