@@ -35,12 +35,7 @@ extension StepRunner {
             visit = { source, context in
                 context.current = .record(source)
                 if let values = reader?.take(source.id) {
-                    // Made here, not by the reading thread: both threads would count references to the binding. The
-                    // values are moved in from the reader's slot and back after the call, not copied.
-                    var object = DynamicObject(id: ObjectID(rawValue: source.id), binding: source.binding, values: [])
-                    swap(&object.values, &values.pointee)
-                    defer { swap(&object.values, &values.pointee) }
-                    return try policy.createDestinationInstances(for: object, in: context)
+                    return try Self.withObject(source, decodedAhead: values) { try policy.createDestinationInstances(for: $0, in: context) }
                 }
                 let object = try source.object(reusing: &context.sourceValues)
                 try policy.createDestinationInstances(for: object, in: context)
@@ -80,10 +75,7 @@ extension StepRunner {
             readAhead = reader
             visit = { source, context in
                 if let values = reader?.take(source.id) {
-                    var object = DynamicObject(id: ObjectID(rawValue: source.id), binding: source.binding, values: [])
-                    swap(&object.values, &values.pointee)
-                    defer { swap(&object.values, &values.pointee) }
-                    return try policy.createRelationships(for: object, in: context)
+                    return try Self.withObject(source, decodedAhead: values) { try policy.createRelationships(for: $0, in: context) }
                 }
                 try policy.createRelationships(for: try source.object(), in: context)
             }
@@ -106,6 +98,18 @@ extension StepRunner {
         }
         let binding = try source.entity(stage.passes[pass][index].sourceEntity)
         return destinationForWrites.entities.contains { $0.dbi == binding.dbi } ? nil : binding
+    }
+
+    /// Runs `body` with the object `source` whose values the reader decoded ahead into `values` (its slot): the array
+    /// is moved into the object for the call and back into the slot after it, not copied. The object is made here,
+    /// not by the reading thread: both threads would count references to the binding.
+    @inline(__always)
+    private static func withObject(_ source: SourceRecord, decodedAhead values: UnsafeMutablePointer<[Value]>,
+                                   _ body: (DynamicObject) throws -> Void) throws {
+        var object = DynamicObject(id: ObjectID(rawValue: source.id), binding: source.binding, values: [])
+        swap(&object.values, &values.pointee)
+        defer { swap(&object.values, &values.pointee) }
+        try body(object)
     }
 
     /// A reader that decodes `binding`'s source objects ahead into their attribute values, for a dynamic policy.
