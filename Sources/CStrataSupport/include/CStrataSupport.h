@@ -22,6 +22,9 @@ uint32_t strata_crc32c_concat(const void *a, size_t alength, const void *b, size
 /// address).
 static inline void strata_prefetch(const void *address) { __builtin_prefetch(address, 0, 3); }
 
+/// Hints to the CPU that the bytes at `address` will be written soon (a prefetch for ownership: it never faults).
+static inline void strata_prefetch_write(const void *address) { __builtin_prefetch(address, 1, 3); }
+
 /// Installs (once per process) a `pthread_atfork` child handler that marks the process as forked.
 void strata_install_fork_detector(void);
 

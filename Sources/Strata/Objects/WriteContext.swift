@@ -226,7 +226,7 @@ public final class WriteContext: ReadContext {
     /// Stores a sealed record as the new object `id` (appended: new identifiers are the largest).
     func storeNewRecord(_ binding: EntityBinding, id: UInt64, record: UnsafeRawBufferPointer) throws {
         let stored = try ObjectKey.with(id) { key in
-            if try txn.withSharedCursor(binding.dbi, { try $0.put(key: key, value: record, flags: LMDBFlags.append) }) { return true }
+            if try txn.withSharedCursor(binding.dbi, { try $0.append(key: key, value: record) }) { return true }
             return try txn.put(binding.dbi, key: key, value: record, flags: LMDBFlags.noOverwrite)
         }
         guard stored else {

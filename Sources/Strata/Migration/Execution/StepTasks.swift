@@ -232,7 +232,7 @@ extension StepRunner {
     func append(_ txn: Transaction, _ dbi: DatabaseHandle, _ id: UInt64, _ bytes: UnsafeRawBufferPointer) throws -> Int {
         try ObjectKey.with(id) { key in
             // The cursor lent, not retained: no reference counted (two atomic updates) per record.
-            let appended = try txn.withSharedCursor(dbi) { try $0.put(key: key, value: bytes, flags: LMDBFlags.append) }
+            let appended = try txn.withSharedCursor(dbi) { try $0.append(key: key, value: bytes) }
             if !appended { _ = try txn.put(dbi, key: key, value: bytes) }
         }
         return bytes.count + 8

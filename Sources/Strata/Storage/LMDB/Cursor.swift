@@ -1,4 +1,5 @@
 import CStrataLMDB
+import CStrataSupport
 import Foundation
 
 /// A key and value pointing into the map; valid until the next write or the end of the transaction.
@@ -105,6 +106,43 @@ final class Cursor {
         return try putStored(key: key, value: value, flags: flags)
     }
 
+    /// Appends a value under a key greater than every key of the database (not one with sorted duplicates), as
+    /// `put(key:value:flags: MDB_APPEND)` does, and prepares the cache lines the next append will write.
+    /// Returns false, writing nothing, when the key is not the greatest.
+    ///
+    /// LMDB places each node of a page just below the one before, so an append that fills a page writes lines
+    /// that are not in the cache: the first atomic instruction after the put (a reference count) waits for
+    /// those stores to reach the cache. The space is reserved (`MDB_RESERVE`), which gives its address, and the
+    /// value copied into it; the lines below it, where the next node goes, are prefetched for writing.
+    @discardableResult
+    func append(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Bool {
+        if isClosed { throw StoreError.transactionEnded }
+        if hasKeyring, let sealed = try transaction.sealed(value, dbi: dbi, key: key, keyring: keyring!) {
+            return try sealed.withUnsafeBytes { try reserveAndCopy(key: key, value: $0) }
+        }
+        return try reserveAndCopy(key: key, value: value)
+    }
+
+    @inline(__always)
+    private func reserveAndCopy(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Bool {
+        try prepareToWrite()
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: nil)
+        let rc = FaultInjection.lmdbFault(.cursorPut) ?? mdb_cursor_put(pointer, &k, &v, LMDBFlags.append | LMDBFlags.reserve)
+        if rc == MDB_KEYEXIST { return false }
+        if rc != 0 { throw transaction.fail(rc, "mdb_cursor_put") }
+        // The reservation is written before anything can fail: no entry is left half written.
+        guard let space = v.mv_data else { throw transaction.fail(MDB_BAD_TXN, "mdb_cursor_put reserved no space") }
+        if let source = value.baseAddress { space.copyMemory(from: source, byteCount: value.count) }
+        // The next node (its header, key and value) ends where this one's header begins; for a value too large for
+        // a page, in pages of its own, the hint is wasted and harmless: a prefetch never faults.
+        let node = space - 8 - key.count
+        strata_prefetch_write(node - 64)
+        strata_prefetch_write(node - 128)
+        strata_prefetch_write(node - 192)
+        return true
+    }
+
     /// Writes the current entry again as it is stored, byte for byte (no sealing): LMDB copies its page into a
     /// new buffer first. Not for databases with sorted duplicates.
     func rewriteCurrentAsStored() throws {
@@ -124,16 +162,22 @@ final class Cursor {
     @inline(__always)
     private func putStored(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32) throws -> Bool {
         if isClosed { throw StoreError.transactionEnded }
-        try transactionReference._withUnsafeGuaranteedRef { t in
-            try t.ensureUsable()
-            t.noteChange()
-        }
+        try prepareToWrite()
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let rc = FaultInjection.lmdbFault(.cursorPut) ?? mdb_cursor_put(pointer, &k, &v, flags)
         if rc == MDB_KEYEXIST { return false }
         if rc != 0 { throw transaction.fail(rc, "mdb_cursor_put") }
         return true
+    }
+
+    /// Checks that the transaction can still write and notes that it changed the store.
+    @inline(__always)
+    private func prepareToWrite() throws {
+        try transactionReference._withUnsafeGuaranteedRef { t in
+            try t.ensureUsable()
+            t.noteChange()
+        }
     }
 
     /// Deletes the entry at the cursor (with `MDB_NODUPDATA`, all values of its key).
@@ -155,6 +199,7 @@ enum LMDBFlags {
     static let noDupData = UInt32(MDB_NODUPDATA)
     static let append = UInt32(MDB_APPEND)
     static let appendDup = UInt32(MDB_APPENDDUP)
+    static let reserve = UInt32(MDB_RESERVE)
     static let current = UInt32(MDB_CURRENT)
     static let readOnly = UInt32(MDB_RDONLY)
     static let noTLS = UInt32(MDB_NOTLS)
