@@ -78,7 +78,7 @@ enum HistoryLog {
         let sequence = try nextSequence(lastKey: try cursor.last()?.key, state: state, path: txn.environment.path)
         let value = HistoryCodec.encode(entry, sequence: sequence)
         let appended = try withKey(sequence) { k in
-            try value.withUnsafeBytes { v in try cursor.put(key: k, value: v, flags: LMDBFlags.append) }
+            try value.withUnsafeBytes { v in try cursor.append(key: k, value: v) }
         }
         guard appended else { throw StoreError.internalInconsistency("history sequence \(sequence) is not past the last entry") }
         return sequence
