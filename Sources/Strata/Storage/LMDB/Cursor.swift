@@ -99,11 +99,7 @@ final class Cursor {
     @discardableResult
     func put(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws -> Bool {
         if isClosed { throw StoreError.transactionEnded }
-        // Compared, not bound: a clear store's puts touch no reference count.
-        if hasKeyring, let sealed = try transaction.sealed(value, dbi: dbi, key: key, keyring: keyring!) {
-            return try sealed.withUnsafeBytes { try putStored(key: key, value: $0, flags: flags) }
-        }
-        return try putStored(key: key, value: value, flags: flags)
+        return try withStoredForm(of: value, key: key) { try putStored(key: key, value: $0, flags: flags) }
     }
 
     /// Appends a value under a key greater than every key of the database (not one with sorted duplicates), as
@@ -117,10 +113,19 @@ final class Cursor {
     @discardableResult
     func append(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Bool {
         if isClosed { throw StoreError.transactionEnded }
+        return try withStoredForm(of: value, key: key) { try reserveAndCopy(key: key, value: $0) }
+    }
+
+    /// Runs `body` with the bytes that are stored for `value` under `key`: in an encrypted store, `value` sealed
+    /// (for this database and key); else `value` itself.
+    @inline(__always)
+    private func withStoredForm(of value: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer,
+                                _ body: (UnsafeRawBufferPointer) throws -> Bool) throws -> Bool {
+        // Compared, not bound: a clear store's puts touch no reference count.
         if hasKeyring, let sealed = try transaction.sealed(value, dbi: dbi, key: key, keyring: keyring!) {
-            return try sealed.withUnsafeBytes { try reserveAndCopy(key: key, value: $0) }
+            return try sealed.withUnsafeBytes(body)
         }
-        return try reserveAndCopy(key: key, value: value)
+        return try body(value)
     }
 
     @inline(__always)
