@@ -116,16 +116,13 @@ final class Cursor {
         return try withStoredForm(of: value, key: key) { try reserveAndCopy(key: key, value: $0) }
     }
 
-    /// Runs `body` with the bytes that are stored for `value` under `key`: in an encrypted store, `value` sealed
-    /// (for this database and key); else `value` itself.
+    /// Runs `body` with the bytes that are stored for `value` under `key` (``Transaction/withStoredForm(of:dbi:key:keyring:_:)``).
     @inline(__always)
     private func withStoredForm(of value: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer,
                                 _ body: (UnsafeRawBufferPointer) throws -> Bool) throws -> Bool {
-        // Compared, not bound: a clear store's puts touch no reference count.
-        if hasKeyring, let sealed = try transaction.sealed(value, dbi: dbi, key: key, keyring: keyring!) {
-            return try sealed.withUnsafeBytes(body)
-        }
-        return try body(value)
+        // Compared first: a clear store's puts do not reach the transaction.
+        guard hasKeyring else { return try body(value) }
+        return try transaction.withStoredForm(of: value, dbi: dbi, key: key, keyring: keyring, body)
     }
 
     @inline(__always)

@@ -107,8 +107,22 @@ final class Transaction {
         return UnsafeRawBufferPointer(plain)
     }
 
+    /// Runs `body` with the bytes stored for `value` under `key` in `dbi`: with a keyring (an encrypted store), `value`
+    /// sealed for that database and key where the database's scope seals it; else `value` itself. The one place a
+    /// write chooses between the two (``put(_:key:value:flags:)`` and ``Cursor``'s puts and appends).
+    ///
+    /// `keyring` is passed rather than read from the transaction so that a cursor's puts use the one it keeps.
+    @inline(__always)
+    func withStoredForm<R>(of value: UnsafeRawBufferPointer, dbi: MDB_dbi, key: UnsafeRawBufferPointer,
+                           keyring: StoreKeyring?, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        if let keyring, let sealed = try sealed(value, dbi: dbi, key: key, keyring: keyring) {
+            return try sealed.withUnsafeBytes(body)
+        }
+        return try body(value)
+    }
+
     /// The bytes to store for `value` under `key` in `dbi` of an encrypted store (nil: store `value` as it is).
-    func sealed(_ value: UnsafeRawBufferPointer, dbi: MDB_dbi, key: UnsafeRawBufferPointer, keyring: StoreKeyring) throws -> [UInt8]? {
+    private func sealed(_ value: UnsafeRawBufferPointer, dbi: MDB_dbi, key: UnsafeRawBufferPointer, keyring: StoreKeyring) throws -> [UInt8]? {
         guard let current = keyring.current, let scope = sealScope(dbi), scope.seals(key: key) else { return nil }
         do {
             return try current.seal(value, scope: scope, lmdbKey: key)
@@ -184,10 +198,7 @@ final class Transaction {
     /// exists and `flags` holds `MDB_NOOVERWRITE` or `MDB_NODUPDATA`.
     @discardableResult
     func put(_ dbi: MDB_dbi, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws -> Bool {
-        if let keyring, let sealed = try sealed(value, dbi: dbi, key: key, keyring: keyring) {
-            return try sealed.withUnsafeBytes { try putStored(dbi, key: key, value: $0, flags: flags) }
-        }
-        return try putStored(dbi, key: key, value: value, flags: flags)
+        try withStoredForm(of: value, dbi: dbi, key: key, keyring: keyring) { try putStored(dbi, key: key, value: $0, flags: flags) }
     }
 
     /// Adds a pair to a database with sorted duplicates: appended when it sorts after every pair (entries made in key
