@@ -30,7 +30,7 @@ import Foundation
 /// looked up by name) costs about a fifth more than a typed mapping's work of building and inserting each
 /// object (``dynamicPolicyMachinery``): the model counts 1.2 decodes and inserts per created object for a dynamic
 /// policy, one for a typed mapping, which has no value arrays (its source is decoded once, in place, and each
-/// object it creates is encoded from its value). On the benchmark's split at 1M, the dynamic policy took 1.01–1.19×
+/// object it creates is encoded from its value). On the benchmark's split at 1M, the dynamic policy took 1.0–1.2×
 /// the typed mapping's time over rounds 18–22 (round 22's callgrind at 100k: 1,553.6 M against 1,393.2 M
 /// instructions for the whole run). Until round 21 the factor was 1.5, from round 4's dynamic policy, which has
 /// since lost its copies of values arrays and objects: it overestimated the dynamic split 1.26–1.69× while the typed
