@@ -32,8 +32,8 @@ import Foundation
 /// policy, one for a typed mapping, which has no value arrays (its source is decoded once, in place, and each
 /// object it creates is encoded from its value). On the benchmark's split at 1M, the dynamic policy took 1.0–1.2×
 /// the typed mapping's time over rounds 18–22 (round 22's callgrind at 100k: 1,553.6 M against 1,393.2 M
-/// instructions for the whole run). Until round 21 the factor was 1.5, from round 4's dynamic policy, which has
-/// since lost its copies of values arrays and objects: it overestimated the dynamic split 1.26–1.69× while the typed
+/// instructions for the whole run). Until round 21 the factor was 1.5, set while the dynamic policy still copied
+/// its objects and their values arrays: it overestimated the dynamic split 1.26–1.69× while the typed
 /// mapping's estimate, counted with one, stood at 1.11–1.52× (rounds 18–22's runs).
 /// The stage's own code beyond building, inserting and linking its objects is not known before it runs.
 enum MigrationCostModel {
