@@ -95,6 +95,53 @@ import Testing
         #expect(try StoreDump.lines(store) == alone.dump, "\(name)")
     }
 
+    /// The calls of a mapping's closure: on which thread, for which source object.
+    final class CallLog: @unchecked Sendable {
+        private let lock = NSLock()
+        private var calls: [(thread: ObjectIdentifier, source: UInt64)] = []
+        func record(_ source: UInt64) {
+            let thread = ObjectIdentifier(Thread.current)
+            lock.lock(); defer { lock.unlock() }
+            calls.append((thread, source))
+        }
+        var entries: [(thread: ObjectIdentifier, source: UInt64)] { lock.lock(); defer { lock.unlock() }; return calls }
+    }
+
+    /// What ``MigrationOptions/decodesAhead`` promises a closure: only where the decoding runs changes. The instance
+    /// closures of a typed and of a dynamic mapping still run on the migrating thread (the one that opened the store),
+    /// once per source object, in key order — across six chunks of the reading thread and batches that end inside
+    /// them. (Running them on the reading thread, as round 23's experiment did, would break the first promise; a
+    /// writer falling back to a closure the reader had begun would break the second.)
+    @Test(arguments: [false, true], [Int.max, 700])
+    func closuresRunOnTheMigratingThreadOncePerObjectInKeyOrder(typed: Bool, batch: Int) throws {
+        let posts = Split.posts(3_000, seed: 36)
+        let dir = try TemporaryDirectory("read-ahead-closures")
+        let log = CallLog()
+        let mapping: EntityMapping = typed
+            ? .each(Split.V1.Post.self, creating: [Split.V2.Section.self]) { post, context in
+                log.record(post.objectID?.rawValue ?? 0)
+                try context.insert(Split.V2.Post(title: post.title, views: post.views), keepingSourceID: true)
+            }
+            : .transform("Post", destinations: ["Section"], instances: { post, ctx in
+                log.record(post.id.rawValue)
+                try ctx.insert(try ctx.inferredObject(for: post))
+            })
+        let configuration = Self.configuration(batch: batch, decodesAhead: true)
+        try Split.make(dir.store, posts, configuration)
+        let ids = try {
+            let store = try Store.open(at: dir.store, schema: try Schema(Split.V1.self), configuration: configuration)
+            defer { store.close() }
+            return try store.read { ctx in try ctx.objects(Split.V1.Post.self).fetch().map { $0.objectID!.rawValue } }.sorted()
+        }()
+        let migrating = ObjectIdentifier(Thread.current)
+        let store = try Store.open(at: dir.store, schema: try Schema(Split.V2.self), plan: try Split.plan(mapping), configuration: configuration)
+        store.close()
+        let calls = log.entries
+        let elsewhere = calls.filter { $0.thread != migrating }.count
+        #expect(elsewhere == 0, "\(elsewhere) of \(calls.count) calls ran on another thread than the migration's")
+        #expect(calls.map(\.source) == ids, "the closure ran \(calls.count) times for \(ids.count) source objects, or out of key order")
+    }
+
     /// The reader's contract, which the writer relies on: it hands over each object by identifier, in key order
     /// across its chunks, or answers nil (the writer then decodes the object itself) — never another object.
     /// Asked for an object it has handed over already (a batch run again after the map grew: the reliability
