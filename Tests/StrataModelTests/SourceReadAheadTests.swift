@@ -139,7 +139,12 @@ import Testing
         let calls = log.entries
         let elsewhere = calls.filter { $0.thread != migrating }.count
         #expect(elsewhere == 0, "\(elsewhere) of \(calls.count) calls ran on another thread than the migration's")
-        #expect(calls.map(\.source) == ids, "the closure ran \(calls.count) times for \(ids.count) source objects, or out of key order")
+        let sources = calls.map(\.source)
+        let firstOutOfTurn = zip(sources, ids).enumerated().first { $0.element.0 != $0.element.1 }
+        #expect(sources == ids, """
+            the closure ran \(sources.count) times for \(ids.count) source objects (\(Set(sources).count) distinct); \
+            the first call out of turn: \(firstOutOfTurn.map { "call \($0.offset) was for object \($0.element.0), not \($0.element.1)" } ?? "none")
+            """)
     }
 
     /// The reader's contract, which the writer relies on: it hands over each object by identifier, in key order
