@@ -10,7 +10,8 @@ import Testing
 ///
 /// CI runs `ciHistories` histories; `STRATA_EVOLUTION_HISTORIES=10000` runs more (see the README's testing
 /// section), `STRATA_EVOLUTION_SEED` moves the seeds, and `STRATA_EVOLUTION_ONLY=<seed>` runs one history
-/// (a failure prints its seed and its shrunk form).
+/// (a failure prints its seed and its shrunk form). History `i` of a run uses seed `STRATA_EVOLUTION_SEED + i`: two
+/// runs whose seeds are closer than their history count share histories, so new ones need a seed moved further.
 @Suite struct RandomEvolutionTests {
     static let ciHistories = 1_200
 
