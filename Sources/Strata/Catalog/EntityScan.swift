@@ -1,5 +1,3 @@
-import CStrataSupport
-
 /// The one loop over an entity's stored records, in identifier order, from one cursor: what every full scan
 /// (typed values, dynamic objects, borrowed records, record views, aggregates and counts) walks.
 ///
@@ -20,12 +18,6 @@ extension EntityBinding {
         let cursor = try txn.cursor(dbi)
         var entry = try cursor.first()
         while let e = entry {
-            // LMDB puts each node it adds to a page just below the one added before: records written in key order
-            // lie one below the other, so the next record's key is most often within 264 bytes below this one's.
-            // Asked for now, its bytes arrive while this one is read (a hint: a wrong guess costs nothing).
-            if let key = e.key.baseAddress {
-                strata_prefetch(key - 72); strata_prefetch(key - 136); strata_prefetch(key - 200); strata_prefetch(key - 264)
-            }
             let id = try txn.objectID(ofKey: e.key)
             if try !body(id, e.value) { return }
             entry = try cursor.next()

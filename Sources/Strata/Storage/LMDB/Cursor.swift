@@ -57,9 +57,22 @@ final class Cursor {
         return (storedKey, stored)
     }
 
-    func first() throws -> Entry? { try move(MDB_FIRST) }
+    /// An entry a walk in key order reached (``first()``, ``next()``, ``seek(_:)``), with the entry that most likely
+    /// follows it asked of the CPU, so that its bytes arrive while the caller reads this one. LMDB puts each node it
+    /// adds to a page just below the one added before: records written in key order lie one below the other, and the
+    /// next one's key is most often within 264 bytes below this one's. A hint: a wrong guess (the last entry of a
+    /// page, records written out of order) costs nothing, and a prefetch never faults.
+    @inline(__always)
+    private func walkingForward(_ entry: Entry?) -> Entry? {
+        if let key = entry?.key.baseAddress {
+            strata_prefetch(key - 72); strata_prefetch(key - 136); strata_prefetch(key - 200); strata_prefetch(key - 264)
+        }
+        return entry
+    }
+
+    func first() throws -> Entry? { walkingForward(try move(MDB_FIRST)) }
     func last() throws -> Entry? { try move(MDB_LAST) }
-    func next() throws -> Entry? { try move(MDB_NEXT) }
+    func next() throws -> Entry? { walkingForward(try move(MDB_NEXT)) }
     func previous() throws -> Entry? { try move(MDB_PREV) }
     func current() throws -> Entry? { try move(MDB_GET_CURRENT) }
     /// Positions at `key` exactly.
@@ -75,7 +88,7 @@ final class Cursor {
         return true
     }
     /// Positions at the first key greater than or equal to `key`.
-    func seek(_ key: UnsafeRawBufferPointer) throws -> Entry? { try move(MDB_SET_RANGE, key: key) }
+    func seek(_ key: UnsafeRawBufferPointer) throws -> Entry? { walkingForward(try move(MDB_SET_RANGE, key: key)) }
     /// Dupsort: the next value of the current key.
     func nextDuplicate() throws -> Entry? { try move(MDB_NEXT_DUP) }
     /// Dupsort: the first value of the next key.
